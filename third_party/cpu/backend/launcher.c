@@ -1,0 +1,896 @@
+/* triton_cpu_launcher: the one generic launcher behind every compiled CPU kernel.
+ *
+ * It is built once (triton.runtime.build, cached in TRITON_CACHE_DIR) instead of once per
+ * kernel signature: a kernel's argument list is described by a short byte string that
+ * driver.py computes from the signature, and `Launcher` objects interpret it per call.
+ *
+ * Argument spec, one byte per entry (see ARG_* below and ARG_CODES in Python):
+ *   ARG_CONSTEXPR            the Python argument is skipped (compiled into the kernel)
+ *   ARG_TUPLE_BEGIN ... END  the Python argument is a tuple, walked recursively
+ *   any other code           one flattened kernel argument of that type
+ *
+ * Each flattened argument is stored in its own 8-byte slot with the value's natural
+ * size at the slot's start (little endian), and args[i] points at slot i; this is the
+ * layout the kernel's `<name>_launch` entry reads (include/triton_cpu/runtime.h).
+ */
+#define _GNU_SOURCE /* sched_getaffinity */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+enum {
+  ARG_CONSTEXPR = 'c',
+  ARG_TUPLE_BEGIN = '(',
+  ARG_TUPLE_END = ')',
+  ARG_PTR = 'p',
+  ARG_BOOL = '?', /* i1 and u1: one byte holding 0 or 1 */
+  ARG_I8 = 'b',
+  ARG_I16 = 'h',
+  ARG_I32 = 'i',
+  ARG_I64 = 'l',
+  ARG_U8 = 'B',
+  ARG_U16 = 'H',
+  ARG_U32 = 'I',
+  ARG_U64 = 'L',
+  ARG_FP16 = 'e',
+  ARG_BF16 = 'w',
+  ARG_FP32 = 'f',
+  ARG_FP64 = 'd',
+};
+
+typedef union {
+  void *p;
+  uint8_t u8;
+  uint16_t u16;
+  uint32_t u32;
+  uint64_t u64;
+  float f32;
+  double f64;
+} slot_t;
+
+/* Launches with at most this many flattened arguments need no heap allocation. */
+#define INLINE_SLOTS 64
+
+static PyObject *str_data_ptr;
+static PyObject *str_calls;
+/* triton.knobs.HookChain, registered from Python: an empty chain is skipped without a
+ * Python call, which matters because the stock runtime passes the (usually empty)
+ * chains on every launch. */
+static PyTypeObject *hook_chain_type;
+
+/* ------------------------------------------------------------------------------------ */
+/* Argument conversion                                                                   */
+
+typedef struct {
+  PyObject *names;     /* str per flattened kernel argument, for error messages */
+  PyObject *top_names; /* str per Python argument */
+  const char *kernel;
+} arg_ctx;
+
+static const char *name_at(PyObject *names, Py_ssize_t i) {
+  if (names && i >= 0 && i < PyTuple_GET_SIZE(names)) {
+    const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
+    if (s)
+      return s;
+    PyErr_Clear();
+  }
+  return "?";
+}
+
+static const char *arg_name(const arg_ctx *ctx, Py_ssize_t i) { return name_at(ctx->names, i); }
+
+static int convert_pointer(const arg_ctx *ctx, Py_ssize_t i, PyObject *obj, slot_t *slot) {
+  if (obj == Py_None) {
+    slot->p = NULL;
+    return 0;
+  }
+  if (PyLong_Check(obj)) {
+    slot->p = PyLong_AsVoidPtr(obj);
+    return slot->p == NULL && PyErr_Occurred() ? -1 : 0;
+  }
+  PyObject *callargs[1] = {obj};
+  PyObject *ret = PyObject_VectorcallMethod(str_data_ptr, callargs, 1, NULL);
+  if (!ret) {
+    if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "kernel '%s', argument '%s': a pointer argument must be a tensor (an "
+                   "object with data_ptr()), an int address or None, not %.200s",
+                   ctx->kernel, arg_name(ctx, i), Py_TYPE(obj)->tp_name);
+    }
+    return -1;
+  }
+  if (!PyLong_Check(ret)) {
+    PyErr_Format(PyExc_TypeError,
+                 "kernel '%s', argument '%s': data_ptr() of %.200s returned %.200s, not an int",
+                 ctx->kernel, arg_name(ctx, i), Py_TYPE(obj)->tp_name, Py_TYPE(ret)->tp_name);
+    Py_DECREF(ret);
+    return -1;
+  }
+  slot->p = PyLong_AsVoidPtr(ret);
+  Py_DECREF(ret);
+  return slot->p == NULL && PyErr_Occurred() ? -1 : 0;
+}
+
+/* Reads a Python integer for an N-bit kernel integer. Signed and unsigned parameters
+ * both accept [-2^(N-1), 2^N - 1] and keep the low N bits, so a bit pattern can be
+ * passed either way; a wider value is an OverflowError rather than silently truncated. */
+static int convert_int(const arg_ctx *ctx, Py_ssize_t i, PyObject *obj, int bits,
+                       uint64_t *out) {
+  PyObject *num = obj;
+  if (!PyLong_Check(obj)) {
+    num = PyNumber_Index(obj);
+    if (!num) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "kernel '%s', argument '%s': expected an int, not %.200s",
+                   ctx->kernel, arg_name(ctx, i), Py_TYPE(obj)->tp_name);
+      return -1;
+    }
+  }
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(num, &overflow);
+  int ok = 1;
+  uint64_t u = 0;
+  if (v == -1 && PyErr_Occurred()) {
+    ok = 0;
+  } else if (overflow > 0) {
+    /* Above INT64_MAX: only a u64 bit pattern fits. */
+    u = PyLong_AsUnsignedLongLong(num);
+    if (u == (uint64_t)-1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      ok = 0;
+    } else {
+      ok = bits == 64;
+    }
+  } else if (overflow < 0) {
+    ok = 0;
+  } else {
+    u = (uint64_t)v;
+    if (bits < 64) {
+      long long lo = -(1LL << (bits - 1)), hi = (long long)((1ULL << bits) - 1);
+      ok = v >= lo && v <= hi;
+    }
+  }
+  if (num != obj)
+    Py_DECREF(num);
+  if (!ok) {
+    if (!PyErr_Occurred())
+      PyErr_Format(PyExc_OverflowError,
+                   "kernel '%s', argument '%s': value %R does not fit in %d bits", ctx->kernel,
+                   arg_name(ctx, i), obj, bits);
+    return -1;
+  }
+  *out = u;
+  return 0;
+}
+
+static int convert_double(const arg_ctx *ctx, Py_ssize_t i, PyObject *obj, double *out) {
+  if (PyFloat_CheckExact(obj)) {
+    *out = PyFloat_AS_DOUBLE(obj);
+    return 0;
+  }
+  double d = PyFloat_AsDouble(obj);
+  if (d == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "kernel '%s', argument '%s': expected a float, not %.200s",
+                 ctx->kernel, arg_name(ctx, i), Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  *out = d;
+  return 0;
+}
+
+static uint16_t double_to_fp16(double d) {
+  uint16_t h;
+  if (PyFloat_Pack2(d, (char *)&h, 1) == 0)
+    return h;
+  /* Out of range: a cast saturates to infinity rather than failing the launch. */
+  PyErr_Clear();
+  return signbit(d) ? 0xFC00 : 0x7C00;
+}
+
+/* Rounds to nearest even in one step: narrowing to fp32 with round-to-odd first keeps
+ * the second rounding (fp32 -> bf16) from double-rounding. */
+static uint16_t double_to_bf16(double d) {
+  if (isnan(d))
+    return signbit(d) ? 0xFFC0 : 0x7FC0;
+  float f = (float)d;
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  if ((double)f != d && isfinite(f)) {
+    if (fabs((double)f) > fabs(d))
+      bits -= 1; /* rounded away from zero: step back towards it (truncation) */
+    bits |= 1;   /* sticky bit: inexact */
+  } else if (isinf(f) && isfinite(d)) {
+    bits = (bits & 0x80000000u) | 0x7F7FFFFFu; /* truncate to FLT_MAX, inexact (odd) */
+  }
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  return (uint16_t)(bits >> 16);
+}
+
+static int convert_scalar(const arg_ctx *ctx, Py_ssize_t i, char code, PyObject *obj,
+                          slot_t *slot) {
+  uint64_t u;
+  double d;
+  slot->u64 = 0;
+  switch (code) {
+  case ARG_PTR:
+    return convert_pointer(ctx, i, obj, slot);
+  case ARG_BOOL: {
+    int t = PyObject_IsTrue(obj);
+    if (t < 0)
+      return -1;
+    slot->u8 = (uint8_t)t;
+    return 0;
+  }
+  case ARG_I8:
+  case ARG_U8:
+    if (convert_int(ctx, i, obj, 8, &u))
+      return -1;
+    slot->u8 = (uint8_t)u;
+    return 0;
+  case ARG_I16:
+  case ARG_U16:
+    if (convert_int(ctx, i, obj, 16, &u))
+      return -1;
+    slot->u16 = (uint16_t)u;
+    return 0;
+  case ARG_I32:
+  case ARG_U32:
+    if (convert_int(ctx, i, obj, 32, &u))
+      return -1;
+    slot->u32 = (uint32_t)u;
+    return 0;
+  case ARG_I64:
+  case ARG_U64:
+    if (convert_int(ctx, i, obj, 64, &u))
+      return -1;
+    slot->u64 = u;
+    return 0;
+  case ARG_FP16:
+    if (convert_double(ctx, i, obj, &d))
+      return -1;
+    slot->u16 = double_to_fp16(d);
+    return 0;
+  case ARG_BF16:
+    if (convert_double(ctx, i, obj, &d))
+      return -1;
+    slot->u16 = double_to_bf16(d);
+    return 0;
+  case ARG_FP32:
+    if (convert_double(ctx, i, obj, &d))
+      return -1;
+    slot->f32 = (float)d;
+    return 0;
+  case ARG_FP64:
+    if (convert_double(ctx, i, obj, &d))
+      return -1;
+    slot->f64 = d;
+    return 0;
+  default:
+    PyErr_Format(PyExc_SystemError, "corrupt argument spec (code %d)", (int)code);
+    return -1;
+  }
+}
+
+/* Walks the Python values of one level (the launch's arguments, or the elements of the
+ * tuple that is Python argument `top`) against the spec from *pos up to the level's end,
+ * filling slots from *k. */
+static int convert_args(const arg_ctx *ctx, const char *spec, Py_ssize_t *pos,
+                        PyObject *const *values, Py_ssize_t n, Py_ssize_t top, slot_t *slots,
+                        Py_ssize_t *k) {
+  Py_ssize_t j = 0;
+  for (;; ++j) {
+    char code = spec[*pos];
+    if (code == ARG_TUPLE_END || code == '\0') {
+      if (j != n) {
+        PyErr_Format(PyExc_ValueError,
+                     "kernel '%s', argument '%s': a tuple of %zd elements where the signature "
+                     "has %zd", ctx->kernel, name_at(ctx->top_names, top), n, j);
+        return -1;
+      }
+      if (code == ARG_TUPLE_END)
+        ++*pos;
+      return 0;
+    }
+    if (j >= n) {
+      Py_ssize_t want = j, depth = 0;
+      for (Py_ssize_t p = *pos; spec[p] && !(depth == 0 && spec[p] == ARG_TUPLE_END); ++p) {
+        if (depth == 0)
+          ++want;
+        depth += spec[p] == ARG_TUPLE_BEGIN ? 1 : spec[p] == ARG_TUPLE_END ? -1 : 0;
+      }
+      PyErr_Format(PyExc_ValueError,
+                   "kernel '%s', argument '%s': a tuple of %zd elements where the signature "
+                   "has %zd", ctx->kernel, name_at(ctx->top_names, top), n, want);
+      return -1;
+    }
+    PyObject *v = values[j];
+    ++*pos;
+    if (code == ARG_CONSTEXPR)
+      continue;
+    if (code == ARG_TUPLE_BEGIN) {
+      if (!PyTuple_Check(v)) {
+        PyErr_Format(PyExc_TypeError,
+                     "kernel '%s', argument '%s': expected a tuple%s, not %.200s", ctx->kernel,
+                     name_at(ctx->top_names, top < 0 ? j : top), top < 0 ? "" : " element",
+                     Py_TYPE(v)->tp_name);
+        return -1;
+      }
+      if (convert_args(ctx, spec, pos, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v),
+                       top < 0 ? j : top, slots, k))
+        return -1;
+      continue;
+    }
+    if (convert_scalar(ctx, *k, code, v, &slots[*k]))
+      return -1;
+    ++*k;
+  }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Grid execution                                                                        */
+
+typedef struct {
+  tcpu_kernel_entry fn;
+  void **args;
+  int32_t gx, gy, gz;
+  int64_t total;
+} grid_t;
+
+/* Programs [begin, end) in linear order, x fastest; the coordinates are stepped rather
+ * than divided out per program because tiny programs are common. */
+static void run_programs(const grid_t *g, int64_t begin, int64_t end) {
+  int64_t plane = (int64_t)g->gx * g->gy;
+  int32_t z = (int32_t)(begin / plane);
+  int64_t r = begin % plane;
+  int32_t y = (int32_t)(r / g->gx);
+  int32_t x = (int32_t)(r % g->gx);
+  for (int64_t i = begin; i < end; ++i) {
+    g->fn(g->args, x, y, z, g->gx, g->gy, g->gz);
+    if (++x == g->gx) {
+      x = 0;
+      if (++y == g->gy) {
+        y = 0;
+        ++z;
+      }
+    }
+  }
+}
+
+/* Program range of chunk `id` of `n`: contiguous, sizes differing by at most one, like
+ * schedule(static). Neighbouring programs usually touch neighbouring data, so they share a
+ * core's caches. */
+static void chunk_bounds(int64_t total, int64_t n, int64_t id, int64_t *begin, int64_t *end) {
+  int64_t q = total / n, rem = total % n;
+  *begin = q * id + (id < rem ? id : rem);
+  *end = *begin + q + (id < rem ? 1 : 0);
+}
+
+typedef struct {
+  const grid_t *grid;
+  int64_t begin, end;
+  pthread_t thread;
+  int started;
+} chunk_t;
+
+static void *run_chunk(void *p) {
+  chunk_t *c = p;
+  run_programs(c->grid, c->begin, c->end);
+  return NULL;
+}
+
+/* Plain threads, created for this launch only. */
+static void run_grid_pthreads(const grid_t *g, int threads) {
+  chunk_t *chunks = malloc((size_t)threads * sizeof *chunks);
+  if (!chunks) {
+    run_programs(g, 0, g->total);
+    return;
+  }
+  for (int i = 0; i < threads; ++i) {
+    chunks[i].grid = g;
+    chunks[i].started = 0;
+    chunk_bounds(g->total, threads, i, &chunks[i].begin, &chunks[i].end);
+  }
+  for (int i = 1; i < threads; ++i)
+    chunks[i].started = pthread_create(&chunks[i].thread, NULL, run_chunk, &chunks[i]) == 0;
+  run_chunk(&chunks[0]);
+  for (int i = 1; i < threads; ++i) {
+    if (chunks[i].started)
+      pthread_join(chunks[i].thread, NULL);
+    else
+      run_chunk(&chunks[i]); /* out of threads: do its share here */
+  }
+  free(chunks);
+}
+
+/* libgomp does not survive fork(): in the child, the pool's bookkeeping still lists the
+ * parent's worker threads and the next parallel region waits for them forever. The pool
+ * may have been started by anyone sharing libgomp.so.1 (torch loads one too), so after a
+ * fork this process stops using OpenMP altogether. */
+static volatile int forked_child;
+
+static void note_fork_child(void) { forked_child = 1; }
+
+static void run_grid(const grid_t *g, int threads) {
+  if (threads <= 1) {
+    run_programs(g, 0, g->total);
+    return;
+  }
+#ifdef _OPENMP
+  if (!forked_child) {
+    /* Chunks follow the team size actually granted, which may be smaller than asked
+     * for (nested parallelism, thread limits). */
+#pragma omp parallel num_threads(threads)
+    {
+      int64_t begin, end;
+      chunk_bounds(g->total, omp_get_num_threads(), omp_get_thread_num(), &begin, &end);
+      run_programs(g, begin, end);
+    }
+    return;
+  }
+#endif
+  run_grid_pthreads(g, threads);
+}
+
+/* Per-launch option, else TRITON_CPU_NUM_THREADS (read on every launch so that changing
+ * os.environ takes effect at once), else OpenMP's default (OMP_NUM_THREADS or the CPUs
+ * this process may run on). */
+static int resolve_threads(PyObject *packed_metadata, int *threads) {
+  PyObject *opt = NULL;
+  if (PyTuple_Check(packed_metadata) && PyTuple_GET_SIZE(packed_metadata) > 0)
+    opt = PyTuple_GET_ITEM(packed_metadata, 0);
+  else if (PyLong_Check(packed_metadata))
+    opt = packed_metadata;
+  if (opt && PyLong_Check(opt)) {
+    long t = PyLong_AsLong(opt);
+    if (t == -1 && PyErr_Occurred())
+      return -1;
+    if (t > 0) {
+      *threads = t > INT_MAX ? INT_MAX : (int)t;
+      return 0;
+    }
+  }
+  const char *env = getenv("TRITON_CPU_NUM_THREADS");
+  if (env && *env) {
+    char *end;
+    long t = strtol(env, &end, 10);
+    if (*end != '\0' || t < 0) {
+      PyErr_Format(PyExc_ValueError,
+                   "TRITON_CPU_NUM_THREADS must be a non-negative integer, got '%s'", env);
+      return -1;
+    }
+    if (t > 0) {
+      *threads = t > INT_MAX ? INT_MAX : (int)t;
+      return 0;
+    }
+  }
+#ifdef _OPENMP
+  *threads = omp_get_max_threads();
+#else
+  /* OpenMP's rule without OpenMP: OMP_NUM_THREADS, else the CPUs we may run on. */
+  env = getenv("OMP_NUM_THREADS");
+  long t = env ? strtol(env, NULL, 10) : 0;
+  if (t <= 0) {
+    cpu_set_t set;
+    t = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  }
+  *threads = t > INT_MAX ? INT_MAX : (int)t;
+#endif
+  return 0;
+}
+
+static int grid_dim(PyObject *obj, const char *axis, int32_t *out) {
+  long v = PyLong_AsLong(obj);
+  if (v == -1 && PyErr_Occurred()) {
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "grid dimension %s must be an int, not %.200s", axis,
+                   Py_TYPE(obj)->tp_name);
+    }
+    return -1;
+  }
+  if (v < 0 || v > INT32_MAX) {
+    PyErr_Format(PyExc_ValueError, "grid dimension %s = %ld is outside [0, 2**31 - 1]", axis, v);
+    return -1;
+  }
+  *out = (int32_t)v;
+  return 0;
+}
+
+/* Calls a launch hook unless it is None or an empty HookChain. */
+static int call_hook(PyObject *hook, PyObject *launch_metadata) {
+  if (hook == Py_None)
+    return 0;
+  if (hook_chain_type && Py_IS_TYPE(hook, hook_chain_type)) {
+    PyObject *calls = PyObject_GetAttr(hook, str_calls);
+    if (!calls)
+      return -1;
+    int empty = PyList_CheckExact(calls) && PyList_GET_SIZE(calls) == 0;
+    Py_DECREF(calls);
+    if (empty)
+      return 0;
+  }
+  PyObject *ret = PyObject_CallOneArg(hook, launch_metadata);
+  if (!ret)
+    return -1;
+  Py_DECREF(ret);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The Launcher type                                                                     */
+
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  char *spec;       /* NUL-terminated argument spec */
+  Py_ssize_t ntop;  /* Python arguments expected after the 9 fixed ones */
+  Py_ssize_t nflat; /* kernel arguments after dropping constexprs and flattening */
+  PyObject *names;  /* tuple of nflat str */
+  PyObject *top_names; /* tuple of ntop str */
+  char *kernel;        /* the kernel's name, for error messages */
+} LauncherObject;
+
+enum { FIXED_ARGS = 9 };
+
+static PyObject *launcher_vectorcall(PyObject *self_obj, PyObject *const *argv, size_t nargsf,
+                                     PyObject *kwnames) {
+  LauncherObject *self = (LauncherObject *)self_obj;
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+    PyErr_SetString(PyExc_TypeError, "launcher takes no keyword arguments");
+    return NULL;
+  }
+  if (nargs < FIXED_ARGS) {
+    PyErr_Format(PyExc_TypeError,
+                 "launcher expects (gridX, gridY, gridZ, stream, function, packed_metadata, "
+                 "launch_metadata, launch_enter_hook, launch_exit_hook, *args), got %zd "
+                 "arguments",
+                 nargs);
+    return NULL;
+  }
+  PyObject *packed_metadata = argv[5], *launch_metadata = argv[6];
+  PyObject *enter_hook = argv[7], *exit_hook = argv[8];
+
+  arg_ctx ctx = {self->names, self->top_names, self->kernel};
+
+  if (nargs - FIXED_ARGS != self->ntop) {
+    PyErr_Format(PyExc_ValueError,
+                 "kernel '%s' was called with %zd arguments, its signature has %zd",
+                 ctx.kernel, nargs - FIXED_ARGS, self->ntop);
+    return NULL;
+  }
+
+  grid_t grid;
+  if (grid_dim(argv[0], "x", &grid.gx) || grid_dim(argv[1], "y", &grid.gy) ||
+      grid_dim(argv[2], "z", &grid.gz))
+    return NULL;
+  grid.total = (int64_t)grid.gx * grid.gy;
+  if (grid.total && grid.gz > INT64_MAX / grid.total) {
+    PyErr_SetString(PyExc_ValueError, "grid has more than 2**63 programs");
+    return NULL;
+  }
+  grid.total *= grid.gz;
+
+  if (!PyLong_Check(argv[4])) {
+    PyErr_Format(PyExc_TypeError, "kernel '%s': function must be an int address, not %.200s",
+                 ctx.kernel, Py_TYPE(argv[4])->tp_name);
+    return NULL;
+  }
+  grid.fn = (tcpu_kernel_entry)PyLong_AsVoidPtr(argv[4]);
+  if (!grid.fn) {
+    if (!PyErr_Occurred())
+      PyErr_Format(PyExc_ValueError, "kernel '%s': function address is NULL", ctx.kernel);
+    return NULL;
+  }
+
+  int threads;
+  if (resolve_threads(packed_metadata, &threads))
+    return NULL;
+
+  slot_t inline_slots[INLINE_SLOTS];
+  void *inline_ptrs[INLINE_SLOTS];
+  slot_t *slots = inline_slots;
+  void **ptrs = inline_ptrs;
+  if (self->nflat > INLINE_SLOTS) {
+    slots = PyMem_Malloc(self->nflat * sizeof(slot_t));
+    ptrs = PyMem_Malloc(self->nflat * sizeof(void *));
+    if (!slots || !ptrs) {
+      PyErr_NoMemory();
+      goto fail;
+    }
+  }
+  Py_ssize_t pos = 0, k = 0;
+  if (convert_args(&ctx, self->spec, &pos, argv + FIXED_ARGS, nargs - FIXED_ARGS, -1, slots,
+                   &k))
+    goto fail;
+  for (Py_ssize_t i = 0; i < k; ++i)
+    ptrs[i] = &slots[i];
+  grid.args = ptrs;
+
+  if (call_hook(enter_hook, launch_metadata))
+    goto fail;
+
+  if (grid.total > 0) {
+    if (threads > grid.total)
+      threads = (int)grid.total;
+    /* Released even for one program on one thread: the launcher cannot tell a trivial
+     * kernel from one that runs for seconds. */
+    Py_BEGIN_ALLOW_THREADS;
+    run_grid(&grid, threads);
+    Py_END_ALLOW_THREADS;
+  }
+
+  PyObject *device_error = NULL;
+  if (tcpu_error_pending()) {
+    char msg[1280];
+    tcpu_error_message(msg, sizeof msg);
+    tcpu_error_clear();
+    device_error = PyUnicode_FromFormat("%s (kernel '%s')", msg, ctx.kernel);
+    if (!device_error)
+      goto fail;
+  }
+  if (call_hook(exit_hook, launch_metadata)) {
+    if (device_error) {
+      /* Raise the assert, with the hook's failure as its context. */
+      PyObject *type, *value, *tb;
+      PyErr_Fetch(&type, &value, &tb);
+      PyErr_NormalizeException(&type, &value, &tb);
+      PyErr_SetObject(PyExc_RuntimeError, device_error);
+      PyObject *t2, *v2, *tb2;
+      PyErr_Fetch(&t2, &v2, &tb2);
+      PyErr_NormalizeException(&t2, &v2, &tb2);
+      if (tb)
+        PyException_SetTraceback(value, tb);
+      PyException_SetContext(v2, value); /* steals value */
+      Py_XDECREF(type);
+      Py_XDECREF(tb);
+      PyErr_Restore(t2, v2, tb2);
+      Py_DECREF(device_error);
+    }
+    goto fail;
+  }
+  if (device_error) {
+    PyErr_SetObject(PyExc_RuntimeError, device_error);
+    Py_DECREF(device_error);
+    goto fail;
+  }
+
+  if (slots != inline_slots) {
+    PyMem_Free(slots);
+    PyMem_Free(ptrs);
+  }
+  Py_RETURN_NONE;
+
+fail:
+  if (slots != inline_slots) {
+    PyMem_Free(slots);
+    PyMem_Free(ptrs);
+  }
+  return NULL;
+}
+
+/* Checks the spec once so that calls can trust it; returns (ntop, nflat) through out. */
+static int validate_spec(const char *spec, Py_ssize_t len, Py_ssize_t *ntop, Py_ssize_t *nflat) {
+  Py_ssize_t depth = 0;
+  *ntop = *nflat = 0;
+  for (Py_ssize_t p = 0; p < len; ++p) {
+    char c = spec[p];
+    if (depth == 0 && c != ARG_TUPLE_END)
+      ++*ntop;
+    switch (c) {
+    case ARG_TUPLE_BEGIN:
+      ++depth;
+      break;
+    case ARG_TUPLE_END:
+      if (--depth < 0)
+        goto bad;
+      break;
+    case ARG_CONSTEXPR:
+      break;
+    case ARG_PTR: case ARG_BOOL: case ARG_I8: case ARG_I16: case ARG_I32: case ARG_I64:
+    case ARG_U8: case ARG_U16: case ARG_U32: case ARG_U64: case ARG_FP16: case ARG_BF16:
+    case ARG_FP32: case ARG_FP64:
+      ++*nflat;
+      break;
+    default:
+      goto bad;
+    }
+  }
+  if (depth == 0)
+    return 0;
+bad:
+  PyErr_SetString(PyExc_ValueError, "malformed argument spec");
+  return -1;
+}
+
+static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+  static char *kwlist[] = {"spec", "names", "top_names", "kernel_name", NULL};
+  const char *spec, *kernel;
+  Py_ssize_t len;
+  PyObject *names, *top_names;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "y#O!O!s", kwlist, &spec, &len, &PyTuple_Type,
+                                   &names, &PyTuple_Type, &top_names, &kernel))
+    return NULL;
+  Py_ssize_t ntop, nflat;
+  if (validate_spec(spec, len, &ntop, &nflat))
+    return NULL;
+  if (PyTuple_GET_SIZE(names) != nflat) {
+    PyErr_Format(PyExc_ValueError, "%zd names for %zd kernel arguments",
+                 PyTuple_GET_SIZE(names), nflat);
+    return NULL;
+  }
+  if (PyTuple_GET_SIZE(top_names) != ntop) {
+    PyErr_Format(PyExc_ValueError, "%zd names for %zd Python arguments",
+                 PyTuple_GET_SIZE(top_names), ntop);
+    return NULL;
+  }
+  LauncherObject *self = (LauncherObject *)type->tp_alloc(type, 0);
+  if (!self)
+    return NULL;
+  self->spec = PyMem_Malloc(len + 1);
+  self->kernel = PyMem_Malloc(strlen(kernel) + 1);
+  if (!self->spec || !self->kernel) {
+    Py_DECREF(self);
+    return PyErr_NoMemory();
+  }
+  strcpy(self->kernel, kernel);
+  memcpy(self->spec, spec, len);
+  self->spec[len] = '\0';
+  self->ntop = ntop;
+  self->nflat = nflat;
+  self->names = Py_NewRef(names);
+  self->top_names = Py_NewRef(top_names);
+  self->vectorcall = launcher_vectorcall;
+  return (PyObject *)self;
+}
+
+static void launcher_dealloc(LauncherObject *self) {
+  PyObject_GC_UnTrack(self);
+  Py_CLEAR(self->names);
+  Py_CLEAR(self->top_names);
+  PyMem_Free(self->spec);
+  PyMem_Free(self->kernel);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int launcher_traverse(LauncherObject *self, visitproc visit, void *arg) {
+  Py_VISIT(self->names);
+  Py_VISIT(self->top_names);
+  return 0;
+}
+
+static PyObject *launcher_get_spec(LauncherObject *self, void *closure) {
+  return PyBytes_FromString(self->spec);
+}
+
+static PyObject *launcher_get_num_args(LauncherObject *self, void *closure) {
+  return PyLong_FromSsize_t(self->nflat);
+}
+
+static PyGetSetDef launcher_getset[] = {
+    {"spec", (getter)launcher_get_spec, NULL, "the argument spec", NULL},
+    {"num_kernel_args", (getter)launcher_get_num_args, NULL,
+     "kernel arguments after dropping constexprs and flattening tuples", NULL},
+    {NULL},
+};
+
+static PyTypeObject LauncherType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "triton_cpu_launcher.Launcher",
+    .tp_basicsize = sizeof(LauncherObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Launcher(spec: bytes, names: tuple, top_names: tuple, kernel_name: str)(gridX, gridY, gridZ, stream, function, "
+              "packed_metadata, launch_metadata, launch_enter_hook, launch_exit_hook, *args)",
+    .tp_new = launcher_new,
+    .tp_dealloc = (destructor)launcher_dealloc,
+    .tp_traverse = (traverseproc)launcher_traverse,
+    .tp_vectorcall_offset = offsetof(LauncherObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_getset = launcher_getset,
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* Module                                                                                */
+
+static PyObject *set_hook_chain_type(PyObject *mod, PyObject *type) {
+  if (type != Py_None && !PyType_Check(type)) {
+    PyErr_SetString(PyExc_TypeError, "expected a type or None");
+    return NULL;
+  }
+  Py_XDECREF(hook_chain_type);
+  hook_chain_type = type == Py_None ? NULL : (PyTypeObject *)Py_NewRef(type);
+  Py_RETURN_NONE;
+}
+
+static PyObject *default_num_threads(PyObject *mod, PyObject *unused) {
+  int threads;
+  if (resolve_threads(Py_None, &threads))
+    return NULL;
+  return PyLong_FromLong(threads);
+}
+
+static PyMethodDef module_methods[] = {
+    {"set_hook_chain_type", set_hook_chain_type, METH_O,
+     "Registers the HookChain class whose empty instances are skipped."},
+    {"default_num_threads", default_num_threads, METH_NOARGS,
+     "Threads a launch without a num_threads option uses."},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "triton_cpu_launcher",
+    "Generic launcher for Triton CPU kernels", -1, module_methods,
+};
+
+static int add_code(PyObject *codes, const char *name, int code) {
+  PyObject *v = PyLong_FromLong(code);
+  if (!v)
+    return -1;
+  int rc = PyDict_SetItemString(codes, name, v);
+  Py_DECREF(v);
+  return rc;
+}
+
+PyMODINIT_FUNC PyInit_triton_cpu_launcher(void) {
+  str_data_ptr = PyUnicode_InternFromString("data_ptr");
+  str_calls = PyUnicode_InternFromString("calls");
+  if (!str_data_ptr || !str_calls)
+    return NULL;
+  if (PyType_Ready(&LauncherType) < 0)
+    return NULL;
+  if (pthread_atfork(NULL, NULL, note_fork_child) != 0) {
+    PyErr_SetString(PyExc_RuntimeError, "pthread_atfork failed");
+    return NULL;
+  }
+  PyObject *m = PyModule_Create(&module_def);
+  if (!m)
+    return NULL;
+  PyObject *codes = PyDict_New();
+  if (!codes)
+    goto fail;
+  static const struct {
+    const char *name;
+    int code;
+  } table[] = {
+      {"constexpr", ARG_CONSTEXPR}, {"(", ARG_TUPLE_BEGIN}, {")", ARG_TUPLE_END},
+      {"*", ARG_PTR},   {"i1", ARG_BOOL},   {"u1", ARG_BOOL},   {"i8", ARG_I8},
+      {"i16", ARG_I16}, {"i32", ARG_I32},   {"i64", ARG_I64},   {"u8", ARG_U8},
+      {"u16", ARG_U16}, {"u32", ARG_U32},   {"u64", ARG_U64},   {"fp16", ARG_FP16},
+      {"bf16", ARG_BF16}, {"fp32", ARG_FP32}, {"fp64", ARG_FP64},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i)
+    if (add_code(codes, table[i].name, table[i].code))
+      goto fail;
+  if (PyModule_AddObject(m, "ARG_CODES", codes) < 0)
+    goto fail;
+  codes = NULL;
+#ifdef _OPENMP
+  if (PyModule_AddIntConstant(m, "HAS_OPENMP", 1) < 0)
+#else
+  if (PyModule_AddIntConstant(m, "HAS_OPENMP", 0) < 0)
+#endif
+    goto fail;
+  Py_INCREF(&LauncherType);
+  if (PyModule_AddObject(m, "Launcher", (PyObject *)&LauncherType) < 0) {
+    Py_DECREF(&LauncherType);
+    goto fail;
+  }
+  return m;
+fail:
+  Py_XDECREF(codes);
+  Py_DECREF(m);
+  return NULL;
+}
