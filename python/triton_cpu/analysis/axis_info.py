@@ -1,0 +1,226 @@
+"""Axis analysis over TTIR: contiguity, divisibility and constancy per dimension.
+
+Like Triton's AxisInfo, for every integer or pointer value (scalars count as
+rank 1) and each dimension d:
+  contiguity[d]   the values form runs of this many consecutive integers
+                  (pointers: consecutive elements) along d;
+  divisibility[d] the first value of each run is a multiple of this (pointers:
+                  in bytes), a power of two;
+  constancy[d]    the values form runs of this many equal values along d.
+All three are powers of two dividing the dimension. The lowering uses the last
+dimension to pick a vector load, a scalar broadcast or a gather.
+"""
+from dataclasses import dataclass
+from math import gcd
+
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, TensorType
+from xdsl.ir import BlockArgument, OpResult, SSAValue
+
+MAX_DIV = 1 << 30
+
+
+def _pow2_divisor(v: int) -> int:
+    if v == 0:
+        return MAX_DIV
+    return min(v & -v, MAX_DIV)
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    t = value.type
+    return tuple(t.get_shape()) if isinstance(t, TensorType) else (1,)
+
+
+def element_type(t):
+    return t.get_element_type() if isinstance(t, TensorType) else t
+
+
+def is_ptr(t) -> bool:
+    return getattr(t, "name", "") == "tt.ptr"
+
+
+def pointee_bytes(ptr_type) -> int:
+    pointee = ptr_type.parameters[0]
+    width = getattr(pointee, "bitwidth", None)
+    if width is None:
+        width = getattr(pointee, "width", None)
+        width = width.data if hasattr(width, "data") else width
+    if width is None:  # pointer to pointer
+        return 8
+    return max(1, width // 8)
+
+
+@dataclass(frozen=True)
+class AxisInfo:
+    contiguity: tuple[int, ...]
+    divisibility: tuple[int, ...]
+    constancy: tuple[int, ...]
+
+    @staticmethod
+    def unknown(shape) -> "AxisInfo":
+        n = len(shape)
+        return AxisInfo((1,) * n, (1,) * n, (1,) * n)
+
+    @staticmethod
+    def constant(shape, value: int | None) -> "AxisInfo":
+        d = _pow2_divisor(value) if value is not None else 1
+        return AxisInfo((1,) * len(shape), (d,) * len(shape), tuple(shape))
+
+
+def _attr(op, name):
+    a = op.properties.get(name)
+    return a if a is not None else op.attributes.get(name)
+
+
+def _int_value(attr):
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    return None
+
+
+class AxisInfoAnalysis:
+    """Computes AxisInfo lazily, on demand, for values of a TTIR function."""
+
+    def __init__(self):
+        self.cache: dict[SSAValue, AxisInfo] = {}
+
+    def get(self, value: SSAValue) -> AxisInfo:
+        info = self.cache.get(value)
+        if info is None:
+            info = self._compute(value)
+            self.cache[value] = info
+        return info
+
+    # --- rules -------------------------------------------------------------
+    def _compute(self, value: SSAValue) -> AxisInfo:
+        shape = shape_of(value)
+        if isinstance(value, BlockArgument):
+            owner = value.block.parent_op()
+            if owner is not None and owner.name in ("tt.func", "func.func") and value.block is owner.regions[0].blocks[0]:
+                div = self._arg_divisibility(owner, value.index)
+                return AxisInfo((1,) * len(shape), (div,) * len(shape), (1,) * len(shape))
+            return AxisInfo.unknown(shape)
+        assert isinstance(value, OpResult)
+        op = value.op
+        rule = getattr(self, "_" + op.name.replace(".", "_"), None)
+        if rule is None:
+            return AxisInfo.unknown(shape)
+        return rule(op, shape)
+
+    @staticmethod
+    def _arg_divisibility(func, index: int) -> int:
+        arg_attrs = _attr(func, "arg_attrs")
+        if arg_attrs is None:
+            return 1
+        d = arg_attrs.data[index].data.get("tt.divisibility")
+        return _int_value(d) or 1
+
+    def _arith_constant(self, op, shape):
+        v = _attr(op, "value")
+        if isinstance(v, IntegerAttr):
+            return AxisInfo.constant(shape, v.value.data)
+        if isinstance(v, DenseIntOrFPElementsAttr) and v.is_splat():
+            vals = v.get_values()
+            first = vals[0]
+            return AxisInfo.constant(shape, first if isinstance(first, int) else None)
+        return AxisInfo.unknown(shape)
+
+    def _tt_make_range(self, op, shape):
+        start = _int_value(_attr(op, "start")) or 0
+        return AxisInfo((shape[0],), (_pow2_divisor(start),), (1,))
+
+    def _tt_splat(self, op, shape):
+        src = self.get(op.operands[0])
+        return AxisInfo((1,) * len(shape), (src.divisibility[0],) * len(shape), tuple(shape))
+
+    def _tt_get_program_id(self, op, shape):
+        return AxisInfo.unknown(shape)
+
+    def _tt_expand_dims(self, op, shape):
+        src = self.get(op.operands[0])
+        axis = _int_value(_attr(op, "axis"))
+        c, d, k = list(src.contiguity), list(src.divisibility), list(src.constancy)
+        c.insert(axis, 1)
+        d.insert(axis, d[axis - 1] if axis > 0 and d else (d[0] if d else 1))
+        k.insert(axis, 1)
+        return AxisInfo(tuple(c), tuple(d), tuple(k))
+
+    def _tt_broadcast(self, op, shape):
+        src = self.get(op.operands[0])
+        src_shape = shape_of(op.operands[0])
+        c, d, k = [], [], []
+        for i, (s, n) in enumerate(zip(src_shape, shape)):
+            if s == 1 and n != 1:
+                c.append(1)
+                d.append(src.divisibility[i])
+                k.append(n)
+            else:
+                c.append(src.contiguity[i])
+                d.append(src.divisibility[i])
+                k.append(src.constancy[i])
+        return AxisInfo(tuple(c), tuple(d), tuple(k))
+
+    def _binary(self, op):
+        return self.get(op.operands[0]), self.get(op.operands[1])
+
+    def _add(self, lhs, rhs, rhs_scale=1, lhs_scale=1):
+        n = len(lhs.contiguity)
+        c = tuple(max(gcd(lhs.contiguity[i], rhs.constancy[i]), gcd(lhs.constancy[i], rhs.contiguity[i]))
+                  for i in range(n))
+        d = tuple(min(gcd(lhs.divisibility[i] * lhs_scale, rhs.divisibility[i] * rhs_scale), MAX_DIV)
+                  for i in range(n))
+        k = tuple(gcd(lhs.constancy[i], rhs.constancy[i]) for i in range(n))
+        return AxisInfo(c, d, k)
+
+    def _arith_addi(self, op, shape):
+        return self._add(*self._binary(op))
+
+    def _arith_subi(self, op, shape):
+        lhs, rhs = self._binary(op)
+        n = len(shape)
+        c = tuple(gcd(lhs.contiguity[i], rhs.constancy[i]) for i in range(n))
+        d = tuple(gcd(lhs.divisibility[i], rhs.divisibility[i]) for i in range(n))
+        k = tuple(gcd(lhs.constancy[i], rhs.constancy[i]) for i in range(n))
+        return AxisInfo(c, d, k)
+
+    def _tt_addptr(self, op, shape):
+        lhs, rhs = self._binary(op)
+        size = pointee_bytes(element_type(op.operands[0].type))
+        # Offsets count elements: their divisibility scales by the element size in bytes.
+        return self._add(lhs, rhs, rhs_scale=size)
+
+    def _arith_muli(self, op, shape):
+        lhs, rhs = self._binary(op)
+        n = len(shape)
+        k = tuple(gcd(lhs.constancy[i], rhs.constancy[i]) for i in range(n))
+        d = tuple(min(lhs.divisibility[i] * rhs.divisibility[i], MAX_DIV) for i in range(n))
+        c = [1] * n
+        for a, b in ((lhs, rhs), (rhs, lhs)):
+            if self._is_const_one(b, op):
+                c = list(a.contiguity)
+        return AxisInfo(tuple(c), d, k)
+
+    def _is_const_one(self, info, op):
+        return False
+
+    def _elementwise(self, op, shape):
+        k = None
+        for operand in op.operands:
+            if isinstance(operand.type, TensorType) or len(shape) == 1:
+                ok = self.get(operand).constancy if isinstance(operand.type, TensorType) else tuple(shape)
+                k = ok if k is None else tuple(gcd(a, b) for a, b in zip(k, ok))
+        k = k or (1,) * len(shape)
+        return AxisInfo((1,) * len(shape), (1,) * len(shape), k)
+
+    _arith_cmpi = _arith_cmpf = _arith_select = _arith_andi = _arith_ori = _arith_xori = _elementwise
+    _arith_divsi = _arith_divui = _arith_remsi = _arith_remui = _elementwise
+    _tt_load = _elementwise
+
+    def _passthrough(self, op, shape):
+        return self.get(op.operands[0])
+
+    _arith_extsi = _arith_extui = _arith_trunci = _arith_index_cast = _passthrough
+
+    def _tt_int_to_ptr(self, op, shape):
+        return self.get(op.operands[0])
+
+    _tt_ptr_to_int = _tt_bitcast = _tt_int_to_ptr

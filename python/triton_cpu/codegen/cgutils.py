@@ -1,0 +1,107 @@
+"""Small llvmlite builder helpers, so that lowerings read like the code they generate."""
+from contextlib import contextmanager
+
+import llvmlite.ir as ir
+
+I1 = ir.IntType(1)
+I8 = ir.IntType(8)
+I16 = ir.IntType(16)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+F16 = ir.HalfType()
+F32 = ir.FloatType()
+F64 = ir.DoubleType()
+PTR = ir.PointerType()
+VOID = ir.VoidType()
+
+
+def lanes(t: ir.Type) -> int:
+    return t.count if isinstance(t, ir.VectorType) else 1
+
+
+def scalar_of(t: ir.Type) -> ir.Type:
+    return t.element if isinstance(t, ir.VectorType) else t
+
+
+def with_scalar(t: ir.Type, elem: ir.Type) -> ir.Type:
+    return ir.VectorType(elem, t.count) if isinstance(t, ir.VectorType) else elem
+
+
+def const(t: ir.Type, value) -> ir.Constant:
+    """A scalar constant, or a splat of it for a vector type."""
+    if isinstance(t, ir.VectorType):
+        return ir.Constant(t, [ir.Constant(t.element, value)] * t.count)
+    return ir.Constant(t, value)
+
+
+def declare(module: ir.Module, name: str, ret: ir.Type, args, attrs=()) -> ir.Function:
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, list(args)), name)
+        for a in attrs:
+            fn.attributes.add(a)
+    return fn
+
+
+def intrinsic_name(base: str, *types: ir.Type) -> str:
+    def mangle(t):
+        if isinstance(t, ir.VectorType):
+            return f"v{t.count}{mangle(t.element)}"
+        if isinstance(t, ir.PointerType):
+            return "p0"
+        if isinstance(t, ir.IntType):
+            return f"i{t.width}"
+        return {"half": "f16", "float": "f32", "double": "f64"}[str(t)]
+    return ".".join([base] + [mangle(t) for t in types])
+
+
+def call_intrinsic(builder: ir.IRBuilder, base: str, overload, ret: ir.Type, args):
+    name = intrinsic_name(base, *overload)
+    fn = declare(builder.module, name, ret, [a.type for a in args])
+    return builder.call(fn, args)
+
+
+def splat(builder: ir.IRBuilder, value: ir.Value, n: int) -> ir.Value:
+    vt = ir.VectorType(value.type, n)
+    v = builder.insert_element(ir.Constant(vt, ir.Undefined), value, ir.Constant(I32, 0))
+    return builder.shuffle_vector(v, ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(I32, n), [0] * n))
+
+
+def split(builder: ir.IRBuilder, v: ir.Value, width: int):
+    """Chunks of `width` lanes of a vector."""
+    n = lanes(v.type)
+    if n == width:
+        return [v]
+    undef = ir.Constant(v.type, ir.Undefined)
+    return [builder.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, width), list(range(i, i + width))))
+            for i in range(0, n, width)]
+
+
+def concat(builder: ir.IRBuilder, parts):
+    """Concatenates equal-width vectors."""
+    while len(parts) > 1:
+        nxt = []
+        for a, b in zip(parts[0::2], parts[1::2]):
+            n = lanes(a.type) * 2
+            nxt.append(builder.shuffle_vector(a, b, ir.Constant(ir.VectorType(I32, n), list(range(n)))))
+        parts = nxt
+    return parts[0]
+
+
+def map_lanes(builder: ir.IRBuilder, fn, args, ret_elem: ir.Type):
+    """Applies a scalar function lane by lane (for functions with no vector variant)."""
+    n = lanes(args[0].type)
+    if not isinstance(args[0].type, ir.VectorType):
+        return fn(*args)
+    out = ir.Constant(ir.VectorType(ret_elem, n), ir.Undefined)
+    for i in range(n):
+        k = ir.Constant(I32, i)
+        r = fn(*[builder.extract_element(a, k) for a in args])
+        out = builder.insert_element(out, r, k)
+    return out
+
+
+@contextmanager
+def if_then(builder: ir.IRBuilder, cond: ir.Value, likely: bool | None = None):
+    with builder.if_then(cond, likely=likely):
+        yield

@@ -1,0 +1,775 @@
+"""Emits LLVM IR (llvmlite) from TritonCPU IR.
+
+Each `func.func` becomes an LLVM function with the kernel ABI of
+include/triton_cpu/runtime.h: its arguments, then program id x, y, z and grid
+x, y, z (i32). Public kernels also get `<name>_launch(void **args, ...)`, the
+one fixed-signature entry the generic launcher calls.
+
+Semantics chosen where LLVM leaves them undefined (a GPU does not trap):
+  - integer division and remainder by zero give 0 for the quotient and the
+    dividend for the remainder; INT_MIN / -1 gives INT_MIN, INT_MIN % -1 gives 0;
+  - shifts by >= the bit width give 0 (arithmetic right shifts: the sign fill);
+  - float -> int conversions saturate, NaN -> 0 (as PTX cvt.rzi does).
+bf16 values live in registers as f32 rounded to bf16 precision; they are i16 in memory.
+"""
+import llvmlite.ir as ir
+from xdsl.dialects.builtin import (
+    BFloat16Type, DenseIntOrFPElementsAttr, Float16Type, Float32Type, Float64Type, FloatAttr, IndexType,
+    IntegerAttr, IntegerType, VectorType,
+)
+from xdsl.ir import Block, Operation, SSAValue
+
+from triton_cpu.codegen import cgutils as cg
+from triton_cpu.codegen.math_lib import INTRINSICS, MATH_OPS, MathLib
+from triton_cpu.errors import UnsupportedError
+
+_CMPI = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]  # signed for 2..5, unsigned 6..9
+_CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une",
+         "uno", "true"]
+PID_ARGS = ("pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z")
+
+
+def _attr(op, name):
+    a = op.properties.get(name)
+    return a if a is not None else op.attributes.get(name)
+
+
+def is_bf16(t) -> bool:
+    return isinstance(t, BFloat16Type) or (isinstance(t, VectorType) and isinstance(t.element_type, BFloat16Type))
+
+
+def elem_of(t):
+    return t.element_type if isinstance(t, VectorType) else t
+
+
+class ModuleEmitter:
+    def __init__(self, name: str, vector_bits: int):
+        self.module = ir.Module(name=name)
+        self.math = MathLib(vector_bits)
+
+    # -- types --------------------------------------------------------------
+    def scalar_type(self, t, memory: bool = False) -> ir.Type:
+        if isinstance(t, IntegerType):
+            return ir.IntType(t.width.data)
+        if isinstance(t, IndexType):
+            return cg.I64
+        if isinstance(t, Float32Type):
+            return cg.F32
+        if isinstance(t, Float64Type):
+            return cg.F64
+        if isinstance(t, Float16Type):
+            return cg.F16
+        if isinstance(t, BFloat16Type):
+            return cg.I16 if memory else cg.F32
+        if getattr(t, "name", "") == "tt.ptr":
+            return cg.PTR
+        name = getattr(t, "name", str(t))
+        if "f8" in name.lower() or "fp8" in name.lower():
+            return cg.I8 if memory else cg.F32
+        raise UnsupportedError(f"triton-cpu: type {t} is not supported by the CPU backend yet")
+
+    def type(self, t, memory: bool = False) -> ir.Type:
+        if isinstance(t, VectorType):
+            (n,) = t.get_shape()
+            return ir.VectorType(self.scalar_type(t.element_type, memory), n)
+        return self.scalar_type(t, memory)
+
+    # -- functions ----------------------------------------------------------
+    def emit_module(self, module_op):
+        for op in module_op.body.block.ops:
+            if op.name == "func.func":
+                FunctionEmitter(self, op).emit()
+        return self.module
+
+
+class FunctionEmitter:
+    def __init__(self, me: ModuleEmitter, func_op: Operation):
+        self.me = me
+        self.op = func_op
+        self.name = func_op.properties["sym_name"].data
+        self.values: dict[SSAValue, ir.Value] = {}
+
+    def emit(self):
+        me = self.me
+        ftype = self.op.properties["function_type"]
+        arg_types = [me.type(t) for t in ftype.inputs.data]
+        fnty = ir.FunctionType(cg.VOID, arg_types + [cg.I32] * 6)
+        fn = ir.Function(me.module, fnty, self.name)
+        vis = self.op.properties.get("sym_visibility")
+        public = vis is None or vis.data == "public"
+        fn.linkage = "external" if public else "internal"
+        fn.attributes.add("nounwind")
+        self.fn = fn
+        entry = self.op.regions[0].blocks[0]
+        for a, la in zip(entry.args, fn.args):
+            self.values[a] = la
+        self.pids = fn.args[len(arg_types):]
+        for la, n in zip(self.pids, PID_ARGS):
+            la.name = n
+        self.builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        self.emit_block(entry)
+        if public:
+            self.emit_launch_entry(fn, arg_types, ftype.inputs.data)
+
+    def emit_launch_entry(self, fn, arg_types, ttypes):
+        """`<name>_launch(void **args, pids..., grid...)`: unpacks args for the generic launcher."""
+        me = self.me
+        w = ir.Function(me.module, ir.FunctionType(cg.VOID, [cg.PTR] + [cg.I32] * 6), self.name + "_launch")
+        w.attributes.add("nounwind")
+        b = ir.IRBuilder(w.append_basic_block("entry"))
+        args = []
+        for i, (t, tt) in enumerate(zip(arg_types, ttypes)):
+            slot = b.load(b.gep(w.args[0], [ir.Constant(cg.I64, i)], source_etype=cg.PTR), typ=cg.PTR)
+            if is_bf16(tt):
+                args.append(self.bf16_to_f32(b, b.load(slot, typ=cg.I16)))
+            else:
+                args.append(b.load(slot, typ=t))
+        b.call(fn, args + list(w.args[1:]))
+        b.ret_void()
+
+    # -- blocks and control flow ---------------------------------------------
+    def emit_block(self, block: Block):
+        for op in block.ops:
+            self.emit_op(op)
+
+    def v(self, value: SSAValue) -> ir.Value:
+        return self.values[value]
+
+    def emit_op(self, op: Operation):
+        name = op.name
+        handler = getattr(self, "op_" + name.replace(".", "_"), None)
+        if handler is not None:
+            res = handler(op)
+        elif name in MATH_OPS:
+            res = self.math_call(op, MATH_OPS[name])
+        elif name in INTRINSICS:
+            res = self.intrinsic(op, INTRINSICS[name])
+        else:
+            raise UnsupportedError.at(op, self.name, f"operation '{name}' (in TritonCPU IR)")
+        if res is not None:
+            if isinstance(res, (list, tuple)):
+                for r, x in zip(op.results, res):
+                    self.values[r] = x
+            else:
+                self.values[op.results[0]] = res
+
+    def op_func_return(self, op):
+        self.builder.ret_void()
+
+    def op_scf_yield(self, op):
+        return None  # read by the parent
+
+    def op_scf_for(self, op):
+        b = self.builder
+        lb, ub, step = (self.v(x) for x in op.operands[:3])
+        inits = [self.v(x) for x in op.operands[3:]]
+        body = op.regions[0].blocks[0]
+        pre = b.block
+        header = b.append_basic_block("for.header")
+        loop = b.append_basic_block("for.body")
+        exit_ = b.append_basic_block("for.exit")
+        b.branch(header)
+        b.position_at_end(header)
+        iv = b.phi(lb.type, "iv")
+        iv.add_incoming(lb, pre)
+        phis = []
+        for x in inits:
+            p = b.phi(x.type)
+            p.add_incoming(x, pre)
+            phis.append(p)
+        b.cbranch(b.icmp_signed("<", iv, ub), loop, exit_)
+        b.position_at_end(loop)
+        self.values[body.args[0]] = iv
+        for a, p in zip(body.args[1:], phis):
+            self.values[a] = p
+        self.emit_block(body)
+        yielded = [self.v(x) for x in body.last_op.operands]
+        nxt = b.add(iv, step)
+        latch = b.block
+        iv.add_incoming(nxt, latch)
+        for p, y in zip(phis, yielded):
+            p.add_incoming(y, latch)
+        b.branch(header)
+        b.position_at_end(exit_)
+        return phis
+
+    def op_scf_if(self, op):
+        b = self.builder
+        cond = self.v(op.operands[0])
+        then_bb = b.append_basic_block("if.then")
+        else_bb = b.append_basic_block("if.else")
+        merge = b.append_basic_block("if.end")
+        b.cbranch(cond, then_bb, else_bb)
+        incoming = []
+        for region, bb in zip(op.regions, (then_bb, else_bb)):
+            b.position_at_end(bb)
+            vals = []
+            if region.blocks:
+                blk = region.blocks[0]
+                self.emit_block(blk)
+                if blk.last_op is not None and blk.last_op.name == "scf.yield":
+                    vals = [self.v(x) for x in blk.last_op.operands]
+            incoming.append((vals, b.block))
+            b.branch(merge)
+        b.position_at_end(merge)
+        results = []
+        for i, r in enumerate(op.results):
+            p = b.phi(self.me.type(r.type))
+            for vals, bb in incoming:
+                p.add_incoming(vals[i], bb)
+            results.append(p)
+        return results
+
+    # -- constants and arith ------------------------------------------------
+    def op_arith_constant(self, op):
+        attr = _attr(op, "value")
+        t = self.me.type(op.results[0].type)
+        if isinstance(attr, IntegerAttr):
+            return ir.Constant(t, attr.value.data)
+        if isinstance(attr, FloatAttr):
+            return ir.Constant(t, self.round_const(attr.value.data, op.results[0].type))
+        if isinstance(attr, DenseIntOrFPElementsAttr):
+            vals = attr.get_values()
+            elem = t.element
+            if isinstance(elem, ir.IntType):
+                return ir.Constant(t, [ir.Constant(elem, int(x)) for x in vals] * (t.count // len(vals)))
+            vals = [self.round_const(float(x), op.results[0].type) for x in vals]
+            return ir.Constant(t, [ir.Constant(elem, x) for x in vals] * (t.count // len(vals)))
+        raise UnsupportedError.at(op, self.name, f"constant {attr}")
+
+    @staticmethod
+    def round_const(x: float, t) -> float:
+        if is_bf16(t):
+            import struct
+            bits = struct.unpack("<I", struct.pack("<f", x))[0]
+            if (bits & 0x7F800000) != 0x7F800000:
+                bits += 0x7FFF + ((bits >> 16) & 1)
+            bits &= 0xFFFF0000
+            return struct.unpack("<f", struct.pack("<I", bits))[0]
+        return x
+
+    def _binary(self, op):
+        return self.v(op.operands[0]), self.v(op.operands[1])
+
+    def _fbin(method):
+        def f(self, op):
+            a, b = self._binary(op)
+            r = getattr(self.builder, method)(a, b)
+            return self.round_bf16(r, op)
+        return f
+
+    def _ibin(method):
+        def f(self, op):
+            a, b = self._binary(op)
+            return getattr(self.builder, method)(a, b)
+        return f
+
+    op_arith_addf = _fbin("fadd")
+    op_arith_subf = _fbin("fsub")
+    op_arith_mulf = _fbin("fmul")
+    op_arith_divf = _fbin("fdiv")
+    op_arith_remf = _fbin("frem")
+    op_arith_addi = _ibin("add")
+    op_arith_subi = _ibin("sub")
+    op_arith_muli = _ibin("mul")
+    op_arith_andi = _ibin("and_")
+    op_arith_ori = _ibin("or_")
+    op_arith_xori = _ibin("xor")
+
+    def op_arith_negf(self, op):
+        return self.builder.fneg(self.v(op.operands[0]))
+
+    def _safe_div(self, op, signed: bool, rem: bool):
+        b = self.builder
+        x, y = self._binary(op)
+        t = x.type
+        zero = cg.const(t, 0)
+        is_zero = b.icmp_unsigned("==", y, zero)
+        bad = is_zero
+        if signed:
+            width = cg.scalar_of(t).width
+            int_min = cg.const(t, -(1 << (width - 1)))
+            overflow = b.and_(b.icmp_signed("==", x, int_min), b.icmp_signed("==", y, cg.const(t, -1)))
+            bad = b.or_(bad, overflow)
+        safe_y = b.select(bad, cg.const(t, 1), y)
+        if rem:
+            r = b.srem(x, safe_y) if signed else b.urem(x, safe_y)
+            # x % 0 = x; INT_MIN % -1 = 0 (= x % 1).
+            return b.select(is_zero, x, r)
+        q = b.sdiv(x, safe_y) if signed else b.udiv(x, safe_y)
+        # x / 0 = 0; INT_MIN / -1 = INT_MIN (= x / 1).
+        return b.select(is_zero, zero, q)
+
+    def op_arith_divsi(self, op):
+        return self._safe_div(op, True, False)
+
+    def op_arith_divui(self, op):
+        return self._safe_div(op, False, False)
+
+    def op_arith_remsi(self, op):
+        return self._safe_div(op, True, True)
+
+    def op_arith_remui(self, op):
+        return self._safe_div(op, False, True)
+
+    def op_arith_ceildivsi(self, op):
+        b = self.builder
+        x, y = self._binary(op)
+        q = self._safe_div(op, True, False)
+        r = self._safe_div(op, True, True)
+        t = x.type
+        adjust = b.and_(b.icmp_signed("!=", r, cg.const(t, 0)),
+                        b.icmp_signed("==", b.icmp_signed("<", x, cg.const(t, 0)),
+                                      b.icmp_signed("<", y, cg.const(t, 0))))
+        return b.add(q, b.zext(adjust, t))
+
+    def op_arith_floordivsi(self, op):
+        b = self.builder
+        x, y = self._binary(op)
+        q = self._safe_div(op, True, False)
+        r = self._safe_div(op, True, True)
+        t = x.type
+        adjust = b.and_(b.icmp_signed("!=", r, cg.const(t, 0)),
+                        b.icmp_signed("!=", b.icmp_signed("<", x, cg.const(t, 0)),
+                                      b.icmp_signed("<", y, cg.const(t, 0))))
+        return b.sub(q, b.zext(adjust, t))
+
+    def _shift(self, op, kind):
+        b = self.builder
+        x, y = self._binary(op)
+        t = x.type
+        width = cg.scalar_of(t).width
+        too_big = b.icmp_unsigned(">=", y, cg.const(t, width))
+        safe = b.select(too_big, cg.const(t, 0), y)
+        if kind == "shl":
+            return b.select(too_big, cg.const(t, 0), b.shl(x, safe))
+        if kind == "lshr":
+            return b.select(too_big, cg.const(t, 0), b.lshr(x, safe))
+        return b.ashr(x, b.select(too_big, cg.const(t, width - 1), y))
+
+    def op_arith_shli(self, op):
+        return self._shift(op, "shl")
+
+    def op_arith_shrui(self, op):
+        return self._shift(op, "lshr")
+
+    def op_arith_shrsi(self, op):
+        return self._shift(op, "ashr")
+
+    def op_arith_cmpi(self, op):
+        a, c = self._binary(op)
+        p = _attr(op, "predicate").value.data
+        if p <= 1:
+            return self.builder.icmp_unsigned(_CMPI[p], a, c)
+        if p <= 5:
+            return self.builder.icmp_signed(_CMPI[p], a, c)
+        return self.builder.icmp_unsigned(_CMPI[p], a, c)
+
+    def op_arith_cmpf(self, op):
+        a, c = self._binary(op)
+        p = _CMPF[_attr(op, "predicate").value.data]
+        t = cg.I1 if not isinstance(a.type, ir.VectorType) else ir.VectorType(cg.I1, a.type.count)
+        if p == "false":
+            return cg.const(t, 0)
+        if p == "true":
+            return cg.const(t, 1)
+        if p.startswith("o") or p == "ord":
+            return self.builder.fcmp_ordered({"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=",
+                                              "one": "!=", "ord": "ord"}[p], a, c)
+        return self.builder.fcmp_unordered({"ueq": "==", "ugt": ">", "uge": ">=", "ult": "<", "ule": "<=",
+                                            "une": "!=", "uno": "uno"}[p], a, c)
+
+    def op_arith_select(self, op):
+        c, x, y = (self.v(o) for o in op.operands)
+        return self.builder.select(c, x, y)
+
+    def _minmax(intr):
+        def f(self, op):
+            a, b = self._binary(op)
+            return cg.call_intrinsic(self.builder, intr, [a.type], a.type, [a, b])
+        return f
+
+    op_arith_maxsi = _minmax("llvm.smax")
+    op_arith_minsi = _minmax("llvm.smin")
+    op_arith_maxui = _minmax("llvm.umax")
+    op_arith_minui = _minmax("llvm.umin")
+    op_arith_maxnumf = _minmax("llvm.maxnum")
+    op_arith_minnumf = _minmax("llvm.minnum")
+    op_arith_maximumf = _minmax("llvm.maximum")
+    op_arith_minimumf = _minmax("llvm.minimum")
+
+    # -- casts --------------------------------------------------------------
+    def _dst(self, op):
+        return self.me.type(op.results[0].type)
+
+    def op_arith_extsi(self, op):
+        return self.builder.sext(self.v(op.operands[0]), self._dst(op))
+
+    def op_arith_extui(self, op):
+        return self.builder.zext(self.v(op.operands[0]), self._dst(op))
+
+    def op_arith_trunci(self, op):
+        return self.builder.trunc(self.v(op.operands[0]), self._dst(op))
+
+    def op_arith_index_cast(self, op):
+        x = self.v(op.operands[0])
+        dst = self._dst(op)
+        sw, dw = cg.scalar_of(x.type).width, cg.scalar_of(dst).width
+        if sw == dw:
+            return x
+        return self.builder.trunc(x, dst) if sw > dw else self.builder.sext(x, dst)
+
+    def _float_cast(self, x, src_t, dst_t):
+        """Float to float, with bf16 (f32 in registers) handled."""
+        b = self.builder
+        dst = self.me.type(dst_t)
+        if x.type == dst:
+            return self.round_bf16_value(x) if is_bf16(dst_t) else x
+        src_w = _fbits(x.type)
+        dst_w = _fbits(dst)
+        r = b.fpext(x, dst) if dst_w > src_w else b.fptrunc(x, dst)
+        return self.round_bf16_value(r) if is_bf16(dst_t) else r
+
+    def op_arith_extf(self, op):
+        return self._float_cast(self.v(op.operands[0]), op.operands[0].type, op.results[0].type)
+
+    def op_arith_truncf(self, op):
+        return self._float_cast(self.v(op.operands[0]), op.operands[0].type, op.results[0].type)
+
+    def op_arith_sitofp(self, op):
+        r = self.builder.sitofp(self.v(op.operands[0]), self._dst(op))
+        return self.round_bf16(r, op)
+
+    def op_arith_uitofp(self, op):
+        r = self.builder.uitofp(self.v(op.operands[0]), self._dst(op))
+        return self.round_bf16(r, op)
+
+    def _fptoi(self, op, signed):
+        x = self.v(op.operands[0])
+        dst = self._dst(op)
+        name = "llvm.fptosi.sat" if signed else "llvm.fptoui.sat"
+        return cg.call_intrinsic(self.builder, name, [dst, x.type], dst, [x])
+
+    def op_arith_fptosi(self, op):
+        return self._fptoi(op, True)
+
+    def op_arith_fptoui(self, op):
+        return self._fptoi(op, False)
+
+    def op_arith_bitcast(self, op):
+        return self._bitcast(op)
+
+    def op_tcpu_bitcast(self, op):
+        return self._bitcast(op)
+
+    def _bitcast(self, op):
+        b = self.builder
+        x = self.v(op.operands[0])
+        src_t, dst_t = op.operands[0].type, op.results[0].type
+        if is_bf16(src_t):
+            x = self.f32_to_bf16_bits(b, x)
+        dst = self.me.type(dst_t, memory=True)
+        if isinstance(cg.scalar_of(dst), ir.PointerType) != isinstance(cg.scalar_of(x.type), ir.PointerType):
+            r = b.inttoptr(x, dst) if isinstance(cg.scalar_of(dst), ir.PointerType) else b.ptrtoint(x, dst)
+        elif x.type == dst:
+            r = x
+        else:
+            r = b.bitcast(x, dst)
+        if is_bf16(dst_t):
+            r = self.bf16_to_f32(b, r)
+        return r
+
+    # -- bf16 helpers -------------------------------------------------------
+    @staticmethod
+    def bf16_to_f32(b, bits):
+        t = bits.type
+        wide = b.shl(b.zext(bits, cg.with_scalar(t, cg.I32)), cg.const(cg.with_scalar(t, cg.I32), 16))
+        return b.bitcast(wide, cg.with_scalar(t, cg.F32))
+
+    @staticmethod
+    def f32_to_bf16_bits(b, x):
+        """Round to nearest even (NaN stays NaN)."""
+        t32 = cg.with_scalar(x.type, cg.I32)
+        bits = b.bitcast(x, t32)
+        lsb = b.and_(b.lshr(bits, cg.const(t32, 16)), cg.const(t32, 1))
+        rounded = b.add(bits, b.add(lsb, cg.const(t32, 0x7FFF)))
+        is_nan = b.fcmp_unordered("uno", x, x)
+        quiet = b.or_(bits, cg.const(t32, 0x400000))
+        r = b.select(is_nan, quiet, rounded)
+        return b.trunc(b.lshr(r, cg.const(t32, 16)), cg.with_scalar(x.type, cg.I16))
+
+    def round_bf16_value(self, x):
+        b = self.builder
+        return self.bf16_to_f32(b, self.f32_to_bf16_bits(b, x))
+
+    def round_bf16(self, r, op):
+        return self.round_bf16_value(r) if is_bf16(op.results[0].type) else r
+
+    # -- math -----------------------------------------------------------------
+    def _to_compute(self, x):
+        """fp16 is computed in fp32."""
+        if cg.scalar_of(x.type) == cg.F16:
+            return self.builder.fpext(x, cg.with_scalar(x.type, cg.F32)), True
+        return x, False
+
+    def _from_compute(self, r, narrowed, op):
+        if narrowed:
+            r = self.builder.fptrunc(r, self._dst(op))
+        return self.round_bf16(r, op)
+
+    def math_call(self, op, base):
+        args, narrowed = [], False
+        for o in op.operands:
+            a, n = self._to_compute(self.v(o))
+            args.append(a)
+            narrowed |= n
+        r = self.me.math.call(self.builder, base, args)
+        return self._from_compute(r, narrowed, op)
+
+    def intrinsic(self, op, name):
+        args = [self.v(o) for o in op.operands]
+        r = cg.call_intrinsic(self.builder, name, [args[0].type], args[0].type, args)
+        return self.round_bf16(r, op)
+
+    def op_math_absi(self, op):
+        x = self.v(op.operands[0])
+        return cg.call_intrinsic(self.builder, "llvm.abs", [x.type], x.type, [x, ir.Constant(cg.I1, 0)])
+
+    def op_math_rsqrt(self, op):
+        x, narrowed = self._to_compute(self.v(op.operands[0]))
+        s = cg.call_intrinsic(self.builder, "llvm.sqrt", [x.type], x.type, [x])
+        return self._from_compute(self.builder.fdiv(cg.const(x.type, 1.0), s), narrowed, op)
+
+    def op_math_fpowi(self, op):
+        return self.math_call_mixed(op, "pow")
+
+    def math_call_mixed(self, op, base):
+        b = self.builder
+        x, narrowed = self._to_compute(self.v(op.operands[0]))
+        y = b.sitofp(self.v(op.operands[1]), x.type)
+        return self._from_compute(self.me.math.call(b, base, [x, y]), narrowed, op)
+
+    def op_math_ctlz(self, op):
+        x = self.v(op.operands[0])
+        return cg.call_intrinsic(self.builder, "llvm.ctlz", [x.type], x.type, [x, ir.Constant(cg.I1, 0)])
+
+    def op_math_cttz(self, op):
+        x = self.v(op.operands[0])
+        return cg.call_intrinsic(self.builder, "llvm.cttz", [x.type], x.type, [x, ir.Constant(cg.I1, 0)])
+
+    def op_math_ctpop(self, op):
+        x = self.v(op.operands[0])
+        return cg.call_intrinsic(self.builder, "llvm.ctpop", [x.type], x.type, [x])
+
+    def op_tcpu_extern_elementwise(self, op):
+        symbol = op.properties["symbol"].data
+        args = [self.v(o) for o in op.operands]
+        ret = cg.scalar_of(self._dst(op))
+        base = symbol[:-1] if symbol.endswith("f") and cg.scalar_of(args[0].type) == cg.F32 else symbol
+        from triton_cpu.codegen.math_lib import _LIBMVEC
+        if base in _LIBMVEC and all(cg.scalar_of(a.type) in (cg.F32, cg.F64) for a in args):
+            return self.me.math.call(self.builder, base, args, ret)
+        fn = cg.declare(self.builder.module, symbol, ret, [cg.scalar_of(a.type) for a in args])
+        fn.attributes.add("nounwind")
+        return cg.map_lanes(self.builder, lambda *xs: self.builder.call(fn, list(xs)), args, ret)
+
+    # -- tcpu ---------------------------------------------------------------
+    def op_tcpu_program_id(self, op):
+        return self.pids[op.properties["axis"].value.data]
+
+    def op_tcpu_num_programs(self, op):
+        return self.pids[3 + op.properties["axis"].value.data]
+
+    def op_tcpu_iota(self, op):
+        t = self._dst(op)
+        return ir.Constant(t, [ir.Constant(t.element, i) for i in range(t.count)])
+
+    def op_vector_broadcast(self, op):
+        x = self.v(op.operands[0])
+        t = self._dst(op)
+        if isinstance(x.type, ir.VectorType):
+            return x
+        return cg.splat(self.builder, x, t.count)
+
+    def op_tcpu_addptr(self, op):
+        p, off = (self.v(o) for o in op.operands)
+        ptr_t = elem_of(op.operands[0].type)
+        elem = self.me.scalar_type(ptr_t.parameters[0], memory=True)
+        if isinstance(p.type, ir.VectorType) and not isinstance(off.type, ir.VectorType):
+            off = cg.splat(self.builder, off, p.type.count)
+        if isinstance(off.type, ir.VectorType) and not isinstance(p.type, ir.VectorType):
+            p = cg.splat(self.builder, p, off.type.count)
+        return self.builder.gep(p, [off], source_etype=elem)
+
+    def op_tcpu_ptr_to_int(self, op):
+        return self.builder.ptrtoint(self.v(op.operands[0]), self._dst(op))
+
+    def op_tcpu_int_to_ptr(self, op):
+        return self.builder.inttoptr(self.v(op.operands[0]), self._dst(op))
+
+    def op_tcpu_mulhiui(self, op):
+        b = self.builder
+        x, y = self._binary(op)
+        t = x.type
+        w = cg.scalar_of(t).width
+        wide = cg.with_scalar(t, ir.IntType(2 * w))
+        p = b.mul(b.zext(x, wide), b.zext(y, wide))
+        return b.trunc(b.lshr(p, cg.const(wide, w)), t)
+
+    def op_tcpu_fp_to_fp(self, op):
+        x = self.v(op.operands[0])
+        src_t, dst_t = op.operands[0].type, op.results[0].type
+        rounding = op.properties.get("rounding")
+        if rounding is not None and rounding.data == "rtz" and _fbits(self.me.type(dst_t)) < _fbits(x.type):
+            return self._truncate_rtz(x, dst_t)
+        return self._float_cast(x, src_t, dst_t)
+
+    def _truncate_rtz(self, x, dst_t):
+        b = self.builder
+        if is_bf16(dst_t):
+            t32 = cg.with_scalar(x.type, cg.I32)
+            bits = b.and_(b.bitcast(x, t32), cg.const(t32, 0xFFFF0000))
+            return b.bitcast(bits, x.type)
+        # Round to nearest, then step toward zero where that rounded away from zero.
+        dst = self.me.type(dst_t)
+        r = b.fptrunc(x, dst)
+        back = b.fpext(r, x.type)
+        away = b.fcmp_ordered(">", _fabs(b, back), _fabs(b, x))
+        ibits = cg.with_scalar(dst, ir.IntType(_fbits(dst)))
+        stepped = b.bitcast(b.sub(b.bitcast(r, ibits), cg.const(ibits, 1)), dst)
+        return b.select(away, stepped, r)
+
+    # -- memory -------------------------------------------------------------
+    def _mem_elem(self, op, value_type):
+        return self.me.type(value_type, memory=True)
+
+    def _load_value(self, raw, vt):
+        """Memory representation -> register representation."""
+        if is_bf16(vt):
+            return self.bf16_to_f32(self.builder, raw)
+        return raw
+
+    def _store_value(self, x, vt):
+        if is_bf16(vt):
+            return self.f32_to_bf16_bits(self.builder, x)
+        return x
+
+    def _align(self, op, default):
+        a = op.properties.get("alignment")
+        return a.value.data if a is not None else default
+
+    def _mask_other(self, op, mem_t):
+        mask = self.v(op.mask) if op.mask is not None else None
+        if op.other is not None:
+            other = self._store_value(self.v(op.other), op.other.type)
+        else:
+            other = cg.const(mem_t, 0) if not isinstance(cg.scalar_of(mem_t), ir.PointerType) else \
+                ir.Constant(mem_t, None)
+        return mask, other
+
+    def op_tcpu_load(self, op):
+        b = self.builder
+        vt = op.results[0].type
+        mem_t = self._mem_elem(op, vt)
+        ptr = self.v(op.ptr)
+        align = _nbytes(mem_t)
+        if op.mask is None:
+            raw = b.load(ptr, typ=mem_t, align=align)
+        else:
+            mask, other = self._mask_other(op, mem_t)
+            with b.if_else(mask) as (then, otherwise):
+                with then:
+                    loaded = b.load(ptr, typ=mem_t, align=align)
+                    then_bb = b.block
+                with otherwise:
+                    else_bb = b.block
+            raw = b.phi(mem_t)
+            raw.add_incoming(loaded, then_bb)
+            raw.add_incoming(other, else_bb)
+        return self._load_value(raw, vt)
+
+    def op_tcpu_store(self, op):
+        b = self.builder
+        vt = op.value.type
+        x = self._store_value(self.v(op.value), vt)
+        ptr = self.v(op.ptr)
+        align = _nbytes(x.type)
+        if op.mask is None:
+            b.store(x, ptr, align=align)
+        else:
+            with b.if_then(self.v(op.mask)):
+                b.store(x, ptr, align=align)
+        return None
+
+    def op_tcpu_vload(self, op):
+        b = self.builder
+        vt = op.results[0].type
+        mem_t = self._mem_elem(op, vt)
+        ptr = self.v(op.ptr)
+        align = self._align(op, _nbytes(mem_t.element))
+        if op.mask is None:
+            raw = b.load(ptr, typ=mem_t, align=align)
+        else:
+            mask, other = self._mask_other(op, mem_t)
+            raw = cg.call_intrinsic(b, "llvm.masked.load", [mem_t, cg.PTR], mem_t,
+                                    [ptr, ir.Constant(cg.I32, align), mask, other])
+        return self._load_value(raw, vt)
+
+    def op_tcpu_vstore(self, op):
+        b = self.builder
+        x = self._store_value(self.v(op.value), op.value.type)
+        ptr = self.v(op.ptr)
+        align = self._align(op, _nbytes(x.type.element))
+        if op.mask is None:
+            b.store(x, ptr, align=align)
+        else:
+            cg.call_intrinsic(b, "llvm.masked.store", [x.type, cg.PTR], cg.VOID,
+                              [x, ptr, ir.Constant(cg.I32, align), self.v(op.mask)])
+        return None
+
+    def _all_true(self, n):
+        return ir.Constant(ir.VectorType(cg.I1, n), [ir.Constant(cg.I1, 1)] * n)
+
+    def op_tcpu_gather(self, op):
+        b = self.builder
+        vt = op.results[0].type
+        mem_t = self._mem_elem(op, vt)
+        ptrs = self.v(op.ptr)
+        mask, other = self._mask_other(op, mem_t)
+        if mask is None:
+            mask = self._all_true(mem_t.count)
+        raw = cg.call_intrinsic(b, "llvm.masked.gather", [mem_t, ptrs.type], mem_t,
+                                [ptrs, ir.Constant(cg.I32, _nbytes(mem_t.element)), mask, other])
+        return self._load_value(raw, vt)
+
+    def op_tcpu_scatter(self, op):
+        b = self.builder
+        x = self._store_value(self.v(op.value), op.value.type)
+        ptrs = self.v(op.ptr)
+        mask = self.v(op.mask) if op.mask is not None else self._all_true(x.type.count)
+        cg.call_intrinsic(b, "llvm.masked.scatter", [x.type, ptrs.type], cg.VOID,
+                          [x, ptrs, ir.Constant(cg.I32, _nbytes(x.type.element)), mask])
+        return None
+
+
+def _fbits(t) -> int:
+    s = cg.scalar_of(t)
+    return {"half": 16, "float": 32, "double": 64}.get(str(s), getattr(s, "width", 32))
+
+
+def _nbytes(t) -> int:
+    if isinstance(t, ir.PointerType):
+        return 8
+    if isinstance(t, ir.IntType):
+        return max(1, t.width // 8)
+    return _fbits(t) // 8
+
+
+def _fabs(b, x):
+    return cg.call_intrinsic(b, "llvm.fabs", [x.type], x.type, [x])
+
+
+def emit_llvm(module_op, name: str, vector_bits: int) -> str:
+    me = ModuleEmitter(name, vector_bits)
+    me.emit_module(module_op)
+    return str(me.module)

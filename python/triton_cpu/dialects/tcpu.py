@@ -1,0 +1,216 @@
+"""The `tcpu` dialect: what TritonCPU IR needs beyond scf/vector/arith/math.
+
+Values are scalars or 1-D `vector<N x T>` of a native-sized width; a tensor
+never appears here. Pointers keep Triton's `!tt.ptr<T>` type; a vector of
+pointers is `vector<N x !tt.ptr<T>>` (LLVM supports vectors of pointers).
+
+Memory ops come in three shapes, chosen by the axis analysis:
+  tcpu.load / tcpu.store      one scalar element
+  tcpu.vload / tcpu.vstore    N contiguous elements at one scalar pointer
+  tcpu.gather / tcpu.scatter  N elements at a vector of pointers
+each with an optional mask (masked-off lanes are never touched) and, for
+loads, an optional `other` value for those lanes.
+"""
+from xdsl.dialects.builtin import (
+    AnyAttr, BoolAttr, I32, IntegerAttr, IntegerType, StringAttr, VectorType, i32,
+)
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments, IRDLOperation, irdl_op_definition, operand_def, opt_operand_def,
+    opt_prop_def, prop_def, result_def, traits_def, var_operand_def,
+)
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
+
+
+def _int_attr(v: int) -> IntegerAttr:
+    return IntegerAttr(v, i32)
+
+
+@irdl_op_definition
+class ProgramIdOp(IRDLOperation):
+    """The program id along `axis` (0, 1, 2): a kernel ABI argument."""
+    name = "tcpu.program_id"
+    axis = prop_def(IntegerAttr[I32])
+    result = result_def(IntegerType)
+    traits = traits_def(Pure())
+
+    def __init__(self, axis: int):
+        super().__init__(properties={"axis": _int_attr(axis)}, result_types=[i32])
+
+
+@irdl_op_definition
+class NumProgramsOp(IRDLOperation):
+    """The grid size along `axis`: a kernel ABI argument."""
+    name = "tcpu.num_programs"
+    axis = prop_def(IntegerAttr[I32])
+    result = result_def(IntegerType)
+    traits = traits_def(Pure())
+
+    def __init__(self, axis: int):
+        super().__init__(properties={"axis": _int_attr(axis)}, result_types=[i32])
+
+
+@irdl_op_definition
+class IotaOp(IRDLOperation):
+    """The vector [0, 1, ..., N-1]."""
+    name = "tcpu.iota"
+    result = result_def(VectorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, result_type: VectorType):
+        super().__init__(result_types=[result_type])
+
+
+@irdl_op_definition
+class AddPtrOp(IRDLOperation):
+    """Pointer plus an element offset (scalar or per lane), like tt.addptr."""
+    name = "tcpu.addptr"
+    ptr = operand_def()
+    offset = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, ptr: SSAValue, offset: SSAValue, result_type: Attribute):
+        super().__init__(operands=[ptr, offset], result_types=[result_type])
+
+
+class _CastOp(IRDLOperation):
+    source = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, source: SSAValue, result_type: Attribute):
+        super().__init__(operands=[source], result_types=[result_type])
+
+
+@irdl_op_definition
+class PtrToIntOp(_CastOp):
+    """Pointer (or vector of pointers) to i64 address."""
+    name = "tcpu.ptr_to_int"
+
+
+@irdl_op_definition
+class IntToPtrOp(_CastOp):
+    """Integer address to pointer."""
+    name = "tcpu.int_to_ptr"
+
+
+@irdl_op_definition
+class BitcastOp(_CastOp):
+    """Reinterprets bits between same-width types, pointers included."""
+    name = "tcpu.bitcast"
+
+
+@irdl_op_definition
+class FpToFpOp(_CastOp):
+    """Float conversion with an explicit rounding mode (`rtne` or `rtz`), fp8 included."""
+    name = "tcpu.fp_to_fp"
+    rounding = opt_prop_def(StringAttr)
+
+    def __init__(self, source: SSAValue, result_type: Attribute, rounding: str | None = None):
+        IRDLOperation.__init__(self, operands=[source], result_types=[result_type],
+                               properties={"rounding": StringAttr(rounding)} if rounding else {})
+
+
+@irdl_op_definition
+class MulhiUIOp(IRDLOperation):
+    """High half of the unsigned product."""
+    name = "tcpu.mulhiui"
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[lhs.type])
+
+
+@irdl_op_definition
+class ExternElementwiseOp(IRDLOperation):
+    """A call of a C library function per element (vectorized when a vector variant exists)."""
+    name = "tcpu.extern_elementwise"
+    args = var_operand_def()
+    symbol = prop_def(StringAttr)
+    pure = prop_def(BoolAttr)
+    result = result_def()
+
+    def __init__(self, args, symbol: str, pure: bool, result_type: Attribute):
+        super().__init__(operands=[args], result_types=[result_type],
+                         properties={"symbol": StringAttr(symbol), "pure": BoolAttr.from_bool(pure)})
+
+
+class _LoadBase(IRDLOperation):
+    ptr = operand_def()
+    mask = opt_operand_def()
+    other = opt_operand_def()
+    result = result_def()
+    alignment = opt_prop_def(IntegerAttr)
+    volatile = opt_prop_def(BoolAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, ptr, result_type, mask=None, other=None, alignment: int | None = None):
+        props = {}
+        if alignment:
+            props["alignment"] = IntegerAttr(alignment, 64)
+        super().__init__(operands=[ptr, [mask] if mask else [], [other] if other else []],
+                         result_types=[result_type], properties=props)
+
+
+class _StoreBase(IRDLOperation):
+    ptr = operand_def()
+    value = operand_def()
+    mask = opt_operand_def()
+    alignment = opt_prop_def(IntegerAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, ptr, value, mask=None, alignment: int | None = None):
+        props = {}
+        if alignment:
+            props["alignment"] = IntegerAttr(alignment, 64)
+        super().__init__(operands=[ptr, value, [mask] if mask else []], properties=props)
+
+
+@irdl_op_definition
+class LoadOp(_LoadBase):
+    """Loads one element (skipped, yielding `other` or 0, when the i1 mask is false)."""
+    name = "tcpu.load"
+
+
+@irdl_op_definition
+class VLoadOp(_LoadBase):
+    """Loads N contiguous elements starting at a scalar pointer."""
+    name = "tcpu.vload"
+
+
+@irdl_op_definition
+class GatherOp(_LoadBase):
+    """Loads one element per lane from a vector of pointers."""
+    name = "tcpu.gather"
+
+
+@irdl_op_definition
+class StoreOp(_StoreBase):
+    """Stores one element."""
+    name = "tcpu.store"
+
+
+@irdl_op_definition
+class VStoreOp(_StoreBase):
+    """Stores N contiguous elements starting at a scalar pointer."""
+    name = "tcpu.vstore"
+
+
+@irdl_op_definition
+class ScatterOp(_StoreBase):
+    """Stores one element per lane through a vector of pointers."""
+    name = "tcpu.scatter"
+
+
+TCPU = Dialect(
+    "tcpu",
+    [ProgramIdOp, NumProgramsOp, IotaOp, AddPtrOp, PtrToIntOp, IntToPtrOp, BitcastOp, FpToFpOp,
+     MulhiUIOp, ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp],
+    [],
+)

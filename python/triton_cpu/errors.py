@@ -1,0 +1,37 @@
+"""Errors the compiler reports to users."""
+
+
+def _location(op):
+    if op is None:
+        return None
+    try:
+        from triton_cpu.dialects.ttir import op_location
+    except ImportError:
+        return None
+    while op is not None:
+        loc = op_location(op)
+        if loc is not None:
+            return loc
+        op = op.parent_op()
+    return None
+
+
+class UnsupportedError(RuntimeError):
+    """A construct the CPU backend cannot compile; names the op, the kernel and the source line."""
+
+    def __init__(self, message: str, kernel: str | None = None, location=None, op_name: str | None = None):
+        super().__init__(message)
+        self.kernel = kernel
+        self.location = location
+        self.op_name = op_name
+
+    @classmethod
+    def at(cls, op, kernel: str, what: str) -> "UnsupportedError":
+        loc = _location(op)
+        where = f"{loc[0]}:{loc[1]}" if loc else "<unknown location>"
+        name = op.name if op is not None else None
+        msg = (f"triton-cpu: {what} is not supported by the CPU backend yet\n"
+               f"  in kernel '{kernel}' at {where}")
+        if name:
+            msg += f"\n  (TTIR op '{name}')"
+        return cls(msg, kernel, loc, name)

@@ -1,0 +1,97 @@
+"""LLVM through llvmlite: the host target, the O3 pipeline, assembly and shared objects."""
+import functools
+import hashlib
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+RUNTIME_DIR = os.path.join(os.path.dirname(__file__), "_C")
+
+
+@dataclass(frozen=True)
+class Host:
+    triple: str
+    cpu: str
+    features: str  # LLVM feature string, "+avx2,-avx512f,..."
+    vector_bits: int  # widest native SIMD register
+
+    def has(self, feature: str) -> bool:
+        return f"+{feature}" in self.features.split(",")
+
+    @property
+    def key(self) -> str:
+        """Identifies the code this host may run: part of the kernel cache key."""
+        return hashlib.sha256(f"{self.triple}|{self.cpu}|{self.features}".encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(None)
+def _init():
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+@functools.lru_cache(None)
+def host() -> Host:
+    _init()
+    cpu = os.environ.get("TRITON_CPU_TARGET_CPU") or llvm.get_host_cpu_name()
+    features = llvm.get_host_cpu_features().flatten()
+    feats = set(features.split(","))
+    if "+avx512f" in feats:
+        bits = 512
+    elif "+avx" in feats or "+avx2" in feats:
+        bits = 256
+    else:
+        bits = 128
+    return Host(llvm.get_process_triple(), cpu, features, bits)
+
+
+@functools.lru_cache(None)
+def target_machine(h: Host, fp_fusion: bool = True):
+    _init()
+    target = llvm.Target.from_triple(h.triple)
+    return target.create_target_machine(cpu=h.cpu, features=h.features, opt=3, reloc="pic",
+                                        codemodel="default", jit=False)
+
+
+def optimize(ir_text: str, h: Host) -> str:
+    """Parses, verifies and runs LLVM's O3 pipeline for the host CPU; returns the IR text."""
+    _init()
+    mod = llvm.parse_assembly(ir_text)
+    mod.verify()
+    tm = target_machine(h)
+    mod.triple = h.triple
+    mod.data_layout = str(tm.target_data)
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pto.loop_unrolling = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pm = pb.getModulePassManager()
+    pm.run(mod, pb)
+    return str(mod)
+
+
+def to_asm(ir_text: str, h: Host) -> str:
+    _init()
+    mod = llvm.parse_assembly(ir_text)
+    return target_machine(h).emit_assembly(mod)
+
+
+def to_shared_object(name: str, asm_text: str, h: Host) -> bytes:
+    """Assembles and links the kernel with the runtime library and glibc's vector math."""
+    cc = os.environ.get("CC", "cc")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, f"{name}.s")
+        out = os.path.join(tmp, f"{name}.so")
+        with open(src, "w") as f:
+            f.write(asm_text)
+        cmd = [cc, "-shared", "-fPIC", "-o", out, src, f"-L{RUNTIME_DIR}", f"-Wl,-rpath,{RUNTIME_DIR}",
+               "-lTritonCPURuntime", "-lmvec", "-lm"]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise RuntimeError(f"linking kernel {name} failed:\n{' '.join(cmd)}\n{res.stderr}")
+        with open(out, "rb") as f:
+            return f.read()

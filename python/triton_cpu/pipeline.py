@@ -1,0 +1,51 @@
+"""The compiler's middle and back end, as the backend's stages call them.
+
+ttir_to_ttcir: TTIR text -> TritonCPU IR (xDSL module), through the passes of
+    TTCIR_PASSES in order;
+ttcir_to_llir: TritonCPU IR -> LLVM IR text, optimized with LLVM O3 for the host.
+"""
+from xdsl.passes import PassPipeline
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+from triton_cpu import llvm
+from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
+
+
+def ttcir_passes(vector_bits: int):
+    return [
+        ConvertTritonToTCPU(vector_bits=vector_bits),
+        CommonSubexpressionElimination(),
+        DeadCodeElimination(),
+    ]
+
+
+def vector_bits(options, host) -> int:
+    return getattr(options, "vector_bits", 0) or host.vector_bits
+
+
+def kernel_name(module) -> str:
+    names = [op.properties["sym_name"].data for op in module.body.block.ops
+             if op.name in ("tt.func", "func.func") and
+             (op.properties.get("sym_visibility") is None or op.properties["sym_visibility"].data == "public")]
+    if len(names) != 1:
+        raise RuntimeError(f"triton-cpu: expected one public kernel in the module, found {names}")
+    return names[0]
+
+
+def ttir_to_ttcir(ttir_text: str, options, host):
+    from triton_cpu.dialects.ttir import make_context, parse_ttir
+    module = parse_ttir(ttir_text)
+    name = kernel_name(module)
+    ctx = make_context()
+    PassPipeline(tuple(ttcir_passes(vector_bits(options, host)))).apply(ctx, module)
+    return module, name
+
+
+def ttcir_to_llir(module, options, host) -> str:
+    from triton_cpu.codegen.llvm_emitter import emit_llvm
+    if isinstance(module, str):
+        from triton_cpu.dialects.ttir import parse_ttir
+        module = parse_ttir(module)
+    text = emit_llvm(module, kernel_name(module), vector_bits(options, host))
+    return llvm.optimize(text, host)

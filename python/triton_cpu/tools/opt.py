@@ -1,0 +1,49 @@
+"""triton-cpu-opt: runs named passes of this compiler on a .mlir file (for lit tests).
+
+    triton-cpu-opt input.mlir -p convert-triton-to-tcpu{vector-bits=256},cse
+    triton-cpu-opt input.mlir --emit-llvm [--vector-bits 256] [--no-opt]
+"""
+import argparse
+import sys
+
+from xdsl.passes import PassPipeline
+
+
+def available_passes():
+    from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+    from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
+    passes = [ConvertTritonToTCPU, CommonSubexpressionElimination, DeadCodeElimination]
+    return {p.name: (lambda p=p: p) for p in passes}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="triton-cpu-opt", description=__doc__.splitlines()[0])
+    parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
+    parser.add_argument("-p", "--passes", default="", help="comma-separated pass pipeline")
+    parser.add_argument("--emit-llvm", action="store_true", help="print LLVM IR of the TritonCPU IR input")
+    parser.add_argument("--no-opt", action="store_true", help="with --emit-llvm: skip LLVM's O3 pipeline")
+    parser.add_argument("--vector-bits", type=int, default=256, help="with --emit-llvm: SIMD width")
+    args = parser.parse_args(argv)
+
+    from triton_cpu.dialects.ttir import make_context, parse_ttir
+    text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+    module = parse_ttir(text)
+    if args.passes:
+        PassPipeline.parse_spec(available_passes(), args.passes).apply(make_context(), module)
+    if args.emit_llvm:
+        from triton_cpu import llvm
+        from triton_cpu.codegen.llvm_emitter import emit_llvm
+        from triton_cpu.pipeline import kernel_name
+        out = emit_llvm(module, kernel_name(module), args.vector_bits)
+        if not args.no_opt:
+            out = llvm.optimize(out, llvm.host())
+        print(out)
+    else:
+        print(module)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

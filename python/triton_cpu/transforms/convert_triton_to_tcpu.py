@@ -1,0 +1,494 @@
+"""convert-triton-to-tcpu: lowers TTIR tensors to loop nests over native SIMD vectors.
+
+Every tensor value is *fused*: it is recomputed, one vector of lanes at a time,
+inside the loop nest of the operation that consumes it (a tensor `tt.store`).
+For a sink of shape (D0, ..., Dn) the nest loops over D0..Dn-1 one index at a
+time and over Dn in steps of VL lanes, VL sized to a couple of native
+registers; so the generated code grows with the number of ops, never with the
+block size.
+
+Inside the nest, each producer is evaluated at the current indices, either as
+a vector of VL lanes or as one scalar (for values broadcast along the last
+dimension, and for the address of a contiguous access). Loads and stores use
+the axis analysis on their pointer: contiguous along the last dimension gives
+`tcpu.vload`/`tcpu.vstore` at one scalar address, a pointer constant along it
+gives a scalar load broadcast to the lanes, anything else a gather/scatter.
+
+Scalar `tt` ops become their `tcpu` counterparts; `tt.func` becomes `func.func`.
+Left for later passes or issues: tensors carried by loops or yielded by `scf.if`,
+reductions, scans, dots, atomics and prints. They raise `UnsupportedError` naming
+the op, the kernel and the source line.
+"""
+from dataclasses import dataclass
+from math import gcd
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, math, scf, vector
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr,
+    TensorType, VectorType, i32,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+
+from triton_cpu.analysis.axis_info import AxisInfoAnalysis, element_type, is_ptr, pointee_bytes, shape_of
+from triton_cpu.dialects import tcpu
+from triton_cpu.errors import UnsupportedError
+
+INDEX = IndexType()
+
+# Elementwise ops that keep their name: cloned with vector or scalar types.
+_ELEMENTWISE_PREFIXES = ("arith.", "math.")
+_RENAMED_ELEMENTWISE = {
+    "tt.precise_sqrt": math.SqrtOp,
+    "tt.precise_divf": arith.DivfOp,
+}
+
+
+def _attr(op: Operation, name: str):
+    a = op.properties.get(name)
+    return a if a is not None else op.attributes.get(name)
+
+
+def _int(op: Operation, name: str, default: int | None = None) -> int | None:
+    a = _attr(op, name)
+    if a is None:
+        return default
+    return a.value.data
+
+
+def is_tensor(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType)
+
+
+def vec_type(elem: Attribute, width: int) -> Attribute:
+    return elem if width == 1 else VectorType(elem, [width])
+
+
+Index = SSAValue | int  # a loop index, or a constant index (0 for broadcast dims)
+
+
+@dataclass
+class Config:
+    vector_bits: int = 256
+
+
+class TileEmitter:
+    """Emits the fused computation of tensor values at one position of a loop nest."""
+
+    def __init__(self, lowering: "FuncLowering", block: Block):
+        self.low = lowering
+        self.block = block
+        self.cache: dict[tuple, SSAValue] = {}
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def const_index(self, v: int) -> SSAValue:
+        key = ("cidx", v)
+        if key not in self.cache:
+            self.cache[key] = self.emit(arith.ConstantOp(IntegerAttr(v, INDEX)))
+        return self.cache[key]
+
+    def as_ssa_index(self, i: Index) -> SSAValue:
+        return self.const_index(i) if isinstance(i, int) else i
+
+    # -- index arithmetic on `index` values, folding constants -------------
+    def idx_mul(self, a: Index, k: int) -> Index:
+        if isinstance(a, int):
+            return a * k
+        if k == 1:
+            return a
+        return self.emit(arith.MuliOp(a, self.const_index(k)))
+
+    def idx_add(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if isinstance(a, int) and a == 0:
+            return b
+        if isinstance(b, int) and b == 0:
+            return a
+        return self.emit(arith.AddiOp(self.as_ssa_index(a), self.as_ssa_index(b)))
+
+    def idx_div_rem(self, a: Index, div: int, mod: int) -> Index:
+        if isinstance(a, int):
+            return (a // div) % mod
+        v = a
+        if div != 1:
+            v = self.emit(arith.DivUIOp(v, self.const_index(div)))
+        if mod != 0:
+            v = self.emit(arith.RemUIOp(v, self.const_index(mod)))
+        return v
+
+    # -- values -------------------------------------------------------------
+    def value(self, v: SSAValue, idx: tuple[Index, ...], width: int) -> SSAValue:
+        """`v` at indices `idx` (the last one is the first lane), as `width` lanes."""
+        if not is_tensor(v):
+            return self.low.scalar(v)
+        key = (v, idx, width)
+        hit = self.cache.get(key)
+        if hit is None:
+            hit = self._value(v, idx, width)
+            self.cache[key] = hit
+        return hit
+
+    def _value(self, v: SSAValue, idx, width) -> SSAValue:
+        op = v.owner
+        if not isinstance(op, Operation):
+            raise self.low.unsupported(None, "a tensor block argument (loop-carried or yielded tensor)")
+        elem = element_type(v.type)
+        name = op.name
+        if name == "tt.splat":
+            s = self.low.scalar(op.operands[0])
+            return s if width == 1 else self.emit(vector.BroadcastOp(s, VectorType(elem, [width])))
+        if name == "tt.make_range":
+            start = _int(op, "start", 0)
+            base = self.emit(arith.IndexCastOp(self.as_ssa_index(self.idx_add(idx[0], start)), elem))
+            if width == 1:
+                return base
+            lanes = self.emit(tcpu.IotaOp(VectorType(elem, [width])))
+            return self.emit(arith.AddiOp(self.emit(vector.BroadcastOp(base, VectorType(elem, [width]))), lanes))
+        if name == "arith.constant":
+            return self._constant(op, elem, width)
+        if name == "tt.expand_dims":
+            axis = _int(op, "axis")
+            return self.value(op.operands[0], idx[:axis] + idx[axis + 1:], width)
+        if name == "tt.broadcast":
+            src = op.operands[0]
+            src_shape = shape_of(src)
+            dst_shape = shape_of(v)
+            sidx = tuple(0 if s == 1 and d != 1 else i for i, s, d in zip(idx, src_shape, dst_shape))
+            if src_shape[-1] == 1 and dst_shape[-1] != 1 and width > 1:
+                s = self.value(src, sidx, 1)
+                return self.emit(vector.BroadcastOp(s, VectorType(elem, [width])))
+            return self.value(src, sidx, width)
+        if name == "tt.reshape":
+            return self._reshape(op, idx, width)
+        if name == "tt.load":
+            return self._load(op, idx, width)
+        return self.low.elementwise(op, lambda x: self.value(x, idx, width), width, self.emit)
+
+    def _constant(self, op, elem, width):
+        attr = _attr(op, "value")
+        if not isinstance(attr, DenseIntOrFPElementsAttr) or not attr.is_splat():
+            raise self.low.unsupported(op, "a non-splat dense tensor constant")
+        first = attr.get_values()[0]
+        if isinstance(elem, IntegerType):
+            scalar = IntegerAttr(int(first), elem)
+        else:
+            scalar = FloatAttr(float(first), elem)
+        if width == 1:
+            return self.emit(arith.ConstantOp(scalar))
+        return self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(VectorType(elem, [width]), [first])))
+
+    def _reshape(self, op, idx, width):
+        src = op.operands[0]
+        dst_shape = shape_of(op.results[0])
+        src_shape = shape_of(src)
+        # Row-major linear index of the first lane, then the source indices of it.
+        lin: Index = 0
+        stride = 1
+        for i, d in reversed(list(zip(idx, dst_shape))):
+            lin = self.idx_add(lin, self.idx_mul(i, stride))
+            stride *= d
+        sidx = []
+        stride = 1
+        strides = []
+        for d in reversed(src_shape):
+            strides.append(stride)
+            stride *= d
+        strides.reverse()
+        for d, s in zip(src_shape, strides):
+            sidx.append(0 if d == 1 else self.idx_div_rem(lin, s, d))
+        # VL divides the source's last dimension (see FuncLowering.vector_length), so
+        # the lanes stay contiguous in one source row.
+        return self.value(src, tuple(sidx), width)
+
+    def _load(self, op, idx, width):
+        ptr, mask, other = self.low.load_operands(op)
+        elem = element_type(op.results[0].type)
+        volatile = _attr(op, "isVolatile")
+        m = self.value(mask, idx, width) if mask is not None else None
+        o = self.value(other, idx, width) if other is not None else None
+        if width == 1:
+            return self.emit(tcpu.LoadOp(self.value(ptr, idx, 1), elem, m, o))
+        info = self.low.axis.get(ptr)
+        if info.contiguity[-1] >= width:
+            align = self.low.alignment(ptr, width)
+            p0 = self.value(ptr, idx, 1)
+            return self.emit(tcpu.VLoadOp(p0, VectorType(elem, [width]), m, o, align))
+        if info.constancy[-1] >= width and (mask is None or self.low.axis.get(mask).constancy[-1] >= width):
+            # One address for all lanes: load once, splat (and so never touch memory twice).
+            s = self.value(op.results[0], idx, 1)
+            return self.emit(vector.BroadcastOp(s, VectorType(elem, [width])))
+        return self.emit(tcpu.GatherOp(self.value(ptr, idx, width), VectorType(elem, [width]), m, o))
+
+
+class FuncLowering:
+    def __init__(self, func_op: Operation, config: Config):
+        self.func = func_op
+        self.config = config
+        self.axis = AxisInfoAnalysis()
+        self.kernel = func_op.properties["sym_name"].data
+
+    # -- errors -------------------------------------------------------------
+    def unsupported(self, op: Operation | None, what: str) -> UnsupportedError:
+        return UnsupportedError.at(op, self.kernel, what)
+
+    # -- helpers shared by scalar and vector code ---------------------------
+    def scalar(self, v: SSAValue) -> SSAValue:
+        return v
+
+    @staticmethod
+    def load_operands(op):
+        ops = list(op.operands)
+        seg = _attr(op, "operandSegmentSizes")
+        if seg is not None:
+            sizes = list(seg.get_values()) if hasattr(seg, "get_values") else [x.data for x in seg.data]
+            it = iter(ops)
+            groups = [[next(it) for _ in range(n)] for n in sizes]
+            ptr = groups[0][0]
+            mask = groups[1][0] if len(groups) > 1 and groups[1] else None
+            other = groups[2][0] if len(groups) > 2 and groups[2] else None
+            return ptr, mask, other
+        return ops[0], ops[1] if len(ops) > 1 else None, ops[2] if len(ops) > 2 else None
+
+    @staticmethod
+    def store_operands(op):
+        ops = list(op.operands)
+        return ops[0], ops[1], ops[2] if len(ops) > 2 else None
+
+    def alignment(self, ptr: SSAValue, width: int) -> int:
+        elem_bytes = pointee_bytes(element_type(ptr.type))
+        div = self.axis.get(ptr).divisibility[-1]
+        return max(elem_bytes, gcd(div, width * elem_bytes))
+
+    def elementwise(self, op: Operation, get, width: int, emit) -> SSAValue:
+        """Clones an elementwise op on converted operands (`get`) with `width` lanes."""
+        name = op.name
+        res_elem = element_type(op.results[0].type)
+        rtype = vec_type(res_elem, width)
+        if name == "arith.select" and not is_tensor(op.operands[0]) and width > 1:
+            operands = [op.operands[0]] + [get(x) for x in op.operands[1:]]
+            return emit(arith.SelectOp(*operands))
+        operands = [get(x) for x in op.operands]
+        if name.startswith(_ELEMENTWISE_PREFIXES) and name != "arith.constant":
+            new = type(op).create(operands=operands, result_types=[rtype], properties=dict(op.properties),
+                                  attributes=dict(op.attributes))
+            return emit(new)
+        if name in _RENAMED_ELEMENTWISE:
+            cls = _RENAMED_ELEMENTWISE[name]
+            return emit(cls.create(operands=operands, result_types=[rtype]))
+        if name == "tt.addptr":
+            return emit(tcpu.AddPtrOp(operands[0], operands[1], rtype))
+        if name == "tt.int_to_ptr":
+            return emit(tcpu.IntToPtrOp(operands[0], rtype))
+        if name == "tt.ptr_to_int":
+            return emit(tcpu.PtrToIntOp(operands[0], rtype))
+        if name == "tt.bitcast":
+            return emit(tcpu.BitcastOp(operands[0], rtype))
+        if name == "tt.fp_to_fp":
+            rounding = _attr(op, "rounding")
+            r = None
+            if rounding is not None:
+                r = str(getattr(rounding, "data", rounding)).lower()
+                r = "rtz" if "rtz" in r or r.endswith("1") else "rtne"
+            return emit(tcpu.FpToFpOp(operands[0], rtype, r))
+        if name == "tt.mulhiui":
+            return emit(tcpu.MulhiUIOp(operands[0], operands[1]))
+        if name == "tt.clampf":
+            x, lo, hi = operands
+            prop = _attr(op, "propagateNan")
+            nan_all = prop is not None and "all" in str(prop).lower()
+            mx, mn = (arith.MaximumfOp, arith.MinimumfOp) if nan_all else (arith.MaxnumfOp, arith.MinnumfOp)
+            return emit(mn(emit(mx(x, lo)), hi))
+        if name == "tt.extern_elementwise":
+            symbol = _attr(op, "symbol").data
+            pure = _attr(op, "pure")
+            return emit(tcpu.ExternElementwiseOp(operands, symbol, bool(pure and pure.value.data), rtype))
+        raise self.unsupported(op, f"operation '{name}'")
+
+    # -- vector length ------------------------------------------------------
+    def vector_length(self, sink_shape, roots) -> int:
+        vl = max(1, 2 * self.config.vector_bits // 32)
+        vl = min(vl, sink_shape[-1])
+        seen = set()
+        stack = list(roots)
+        while stack:
+            v = stack.pop()
+            if v in seen or not is_tensor(v):
+                continue
+            seen.add(v)
+            op = v.owner
+            if not isinstance(op, Operation):
+                continue
+            if op.name == "tt.reshape":
+                vl = min(vl, shape_of(op.operands[0])[-1])
+            stack.extend(op.operands)
+        return vl
+
+    # -- sinks --------------------------------------------------------------
+    def lower_store(self, op: Operation):
+        ptr, val, mask = self.store_operands(op)
+        shape = shape_of(ptr)
+        vl = self.vector_length(shape, [ptr, val] + ([mask] if mask else []))
+
+        def body(em: TileEmitter, idx):
+            v = em.value(val, idx, vl)
+            m = em.value(mask, idx, vl) if mask is not None else None
+            if vl > 1 and self.axis.get(ptr).contiguity[-1] >= vl:
+                em.emit(tcpu.VStoreOp(em.value(ptr, idx, 1), v, m, self.alignment(ptr, vl)))
+            elif vl == 1:
+                em.emit(tcpu.StoreOp(em.value(ptr, idx, 1), v, m))
+            else:
+                em.emit(tcpu.ScatterOp(em.value(ptr, idx, vl), v, m))
+
+        self.loop_nest(op, shape, vl, body)
+        op.detach()
+        op.erase()
+
+    def loop_nest(self, at: Operation, shape, vl, body):
+        """Builds `for i0.. for j step vl: body(idx)` before `at`."""
+        outer = Block()
+        zero = arith.ConstantOp(IntegerAttr(0, INDEX))
+        one = arith.ConstantOp(IntegerAttr(1, INDEX))
+        at.parent_block().insert_ops_before([zero, one], at)
+        insert_block, insert_before = at.parent_block(), at
+        idx: list[Index] = []
+        steps = [1] * (len(shape) - 1) + [vl]
+        for d, step in zip(shape, steps):
+            if d == step:
+                idx.append(0)
+                continue
+            ub = arith.ConstantOp(IntegerAttr(d, INDEX))
+            st = one if step == 1 else arith.ConstantOp(IntegerAttr(step, INDEX))
+            new = [ub] + ([st] if st is not one else [])
+            blk = Block(arg_types=[INDEX])
+            loop = scf.ForOp(zero.result, ub.result, st.results[0], [], blk)
+            if insert_before is not None:
+                insert_block.insert_ops_before(new + [loop], insert_before)
+            else:
+                for o in new + [loop]:
+                    insert_block.add_op(o)
+            idx.append(blk.args[0])
+            insert_block, insert_before = blk, None
+        if insert_before is not None:
+            # No loop at all (a single vector): emit straight-line code.
+            blk = Block()
+            em = TileEmitter(self, blk)
+            body(em, tuple(idx))
+            ops = list(blk.ops)
+            for o in ops:
+                o.detach()
+            insert_block.insert_ops_before(ops, insert_before)
+            return
+        em = TileEmitter(self, insert_block)
+        body(em, tuple(idx))
+        insert_block.add_op(scf.YieldOp())
+        # Yield terminators for the enclosing loops.
+        b = insert_block
+        while True:
+            parent = b.parent_op()
+            if parent is None or parent is at.parent_op():
+                break
+            outer_block = parent.parent_block()
+            if outer_block.last_op is parent:
+                outer_block.add_op(scf.YieldOp())
+            b = outer_block
+
+    # -- scalars ------------------------------------------------------------
+    def lower_scalar(self, op: Operation):
+        name = op.name
+        if name == "tt.get_program_id":
+            new = tcpu.ProgramIdOp(self._axis(op))
+        elif name == "tt.get_num_programs":
+            new = tcpu.NumProgramsOp(self._axis(op))
+        elif name == "tt.load":
+            ptr, mask, other = self.load_operands(op)
+            new = tcpu.LoadOp(ptr, op.results[0].type, mask, other)
+        elif name == "tt.store":
+            ptr, val, mask = self.store_operands(op)
+            new = tcpu.StoreOp(ptr, val, mask)
+        else:
+            ops = []
+            res = self.elementwise(op, lambda x: x, 1, lambda o: (ops.append(o), o.results[0] if o.results else None)[1])
+            op.parent_block().insert_ops_before(ops, op)
+            op.results[0].replace_all_uses_with(res)
+            op.detach()
+            op.erase()
+            return
+        op.parent_block().insert_op_before(new, op)
+        for old, r in zip(op.results, new.results):
+            old.replace_all_uses_with(r)
+        op.detach()
+        op.erase()
+
+    @staticmethod
+    def _axis(op) -> int:
+        a = _attr(op, "axis")
+        if isinstance(a, IntegerAttr):
+            return a.value.data
+        s = str(getattr(a, "data", a)).lower()
+        for i, c in enumerate("xyz"):
+            if s.endswith(c) or s == str(i):
+                return i
+        raise ValueError(f"bad program axis {a}")
+
+    # -- driver -------------------------------------------------------------
+    def run(self):
+        ops = list(self.func.walk())
+        # Analyse before rewriting: the analysis reads the TTIR producers.
+        for op in ops:
+            if op.name in ("tt.store", "tt.load"):
+                self.axis.get(op.operands[0])
+        tensor_ops = []
+        for op in ops:
+            if op is self.func:
+                continue
+            name = op.name
+            if name == "tt.store" and is_tensor(op.operands[0]):
+                self.lower_store(op)
+            elif any(is_tensor(r) for r in op.results) or any(is_tensor(o) for o in op.operands):
+                tensor_ops.append(op)
+            elif name.startswith("tt.") and name not in ("tt.return", "tt.func", "tt.call"):
+                self.lower_scalar(op)
+        # Fused producers are dead now; anything still holding a tensor is unsupported here.
+        for op in reversed(tensor_ops):
+            if all(not r.uses for r in op.results):
+                op.detach()
+                op.erase()
+        for op in tensor_ops:
+            if op.parent is not None:
+                raise self.unsupported(op, f"operation '{op.name}' on tensors")
+        self._to_func()
+
+    def _to_func(self):
+        f = self.func
+        region = f.regions[0]
+        f.detach_region(region)
+        ftype = _attr(f, "function_type")
+        vis = _attr(f, "sym_visibility")
+        new = func.FuncOp(self.kernel, ftype, region, vis.data if vis else None, arg_attrs=_attr(f, "arg_attrs"))
+        for op in list(new.walk()):
+            if op.name == "tt.return":
+                ret = func.ReturnOp(*op.operands)
+                op.parent_block().insert_op_before(ret, op)
+                op.detach()
+                op.erase()
+        f.parent_block().insert_op_before(new, f)
+        f.detach()
+        f.erase()
+
+
+@dataclass(frozen=True)
+class ConvertTritonToTCPU(ModulePass):
+    name = "convert-triton-to-tcpu"
+
+    vector_bits: int = 256
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = Config(vector_bits=self.vector_bits)
+        for f in [o for o in op.body.block.ops if o.name == "tt.func"]:
+            FuncLowering(f, config).run()

@@ -1,0 +1,170 @@
+"""CPUBackend: the compilation pipeline Triton runs for `GPUTarget("cpu", ...)`.
+
+Stages (each stage's text is dumped under TRITON_KERNEL_DUMP=1):
+  ttir   stock Triton passes over the frontend's IR
+  ttcir  TTIR -> TritonCPU IR (xDSL: scf/vector/memref/arith + tcpu)
+  llir   TritonCPU IR -> LLVM IR (llvmlite), LLVM O3 for the host CPU
+  asm    host assembly (for inspection)
+  so     shared object linked with libTritonCPURuntime
+"""
+import functools
+import hashlib
+import os
+from dataclasses import dataclass, fields
+from typing import Optional, Tuple
+
+from triton.backends.compiler import BaseBackend, GPUTarget, Language
+
+
+@functools.lru_cache(None)
+def _source_hash() -> str:
+    """Hash of this package's code, so a plugin upgrade never hits a stale cache entry."""
+    import triton_cpu
+    root = os.path.dirname(triton_cpu.__file__)
+    h = hashlib.sha256(triton_cpu.__version__.encode())
+    for base in (root, os.path.dirname(__file__)):
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames.sort()
+            for f in sorted(filenames):
+                if f.endswith((".py", ".c", ".so")):
+                    with open(os.path.join(dirpath, f), "rb") as fh:
+                        h.update(f.encode())
+                        h.update(fh.read())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class CPUOptions:
+    # Fields read by stock Triton, the autotuner and Inductor; GPU-only ones are accepted and ignored.
+    num_warps: int = 1
+    num_ctas: int = 1
+    num_stages: int = 1
+    warp_size: int = 1
+    maxnreg: Optional[int] = None
+    ir_override: Optional[str] = None
+    enable_fp_fusion: bool = True
+    launch_cooperative_grid: bool = False
+    launch_pdl: bool = False
+    supported_fp8_dtypes: Tuple[str, ...] = ("fp8e5", "fp8e5b16", "fp8e4nv", "fp8e4b8", "fp8e5b16")
+    deprecated_fp8_dot_operand_dtypes: Tuple[str, ...] = ()
+    default_dot_input_precision: str = "ieee"
+    # tf32 is accepted (tl.dot picks it whenever allowed) and computed in full fp32.
+    allowed_dot_input_precisions: Tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+    max_num_imprecise_acc_default: int = 0
+    extern_libs: Optional[tuple] = None
+    debug: bool = False
+    backend_name: str = "cpu"
+    sanitize_overflow: bool = False
+    arch: Optional[str] = None
+    instrumentation_mode: str = ""
+    fpsan_homomorphic_casts: bool = False
+    # CPU-specific.
+    num_threads: int = 0  # threads for one launch; 0: TRITON_CPU_NUM_THREADS / OMP_NUM_THREADS / all cores
+    vector_bits: int = 0  # SIMD width the lowering targets; 0: the host's
+
+    def __post_init__(self):
+        object.__setattr__(self, "extern_libs", tuple(dict(self.extern_libs or {}).items()))
+        assert self.num_warps > 0 and (self.num_warps & (self.num_warps - 1)) == 0, \
+            "num_warps must be a power of 2"
+
+    def hash(self):
+        key = "_".join(f"{k}-{v}" for k, v in sorted(self.__dict__.items()))
+        return hashlib.sha256(key.encode()).hexdigest()
+
+
+class CPUBackend(BaseBackend):
+    binary_ext = "so"
+
+    @staticmethod
+    def supports_target(target: GPUTarget):
+        # Inductor builds GPUTarget("cpu", "", 32); the driver uses (cpu, <host cpu>, 1).
+        return target.backend == "cpu"
+
+    def __init__(self, target: GPUTarget) -> None:
+        super().__init__(target)
+        from triton_cpu import llvm
+        self.host = llvm.host()
+
+    def hash(self) -> str:
+        import triton_cpu
+        return f"triton_cpu-{triton_cpu.__version__}-{_source_hash()[:16]}-{self.host.key}"
+
+    def parse_options(self, opts) -> CPUOptions:
+        from triton import knobs
+        names = {f.name for f in fields(CPUOptions)}
+        args = {k: v for k, v in opts.items() if k in names and v is not None}
+        if "enable_fp_fusion" not in args:
+            args["enable_fp_fusion"] = knobs.language.default_fp_fusion
+        args.setdefault("arch", self.host.cpu)
+        if "supported_fp8_dtypes" in args:
+            args["supported_fp8_dtypes"] = tuple(args["supported_fp8_dtypes"])
+        if "allowed_dot_input_precisions" in args:
+            args["allowed_dot_input_precisions"] = tuple(args["allowed_dot_input_precisions"])
+        return CPUOptions(**args)
+
+    def pack_metadata(self, metadata):
+        return (metadata.num_threads, metadata.name)
+
+    def get_codegen_implementation(self, options):
+        return {"min_dot_size": lambda lhs_type, rhs_type: (1, 1, 1)}
+
+    def get_module_map(self):
+        from triton_cpu.language import libdevice
+        return {"triton.language.extra.libdevice": libdevice}
+
+    def load_dialects(self, ctx):
+        pass
+
+    @staticmethod
+    def make_ttir(mod, metadata, options):
+        from triton._C.libtriton import ir, passes
+        pm = ir.pass_manager(mod.context)
+        pm.enable_debug()
+        passes.common.add_inliner(pm)
+        passes.ttir.add_rewrite_tensor_descriptor_to_pointer(pm)
+        passes.common.add_canonicalizer(pm)
+        passes.ttir.add_combine(pm)
+        passes.ttir.add_reorder_broadcast(pm)
+        passes.common.add_cse(pm)
+        passes.ttir.add_triton_licm(pm)
+        passes.common.add_symbol_dce(pm)
+        passes.ttir.add_loop_unroll(pm)
+        pm.run(mod, "make_ttir")
+        return mod
+
+    @staticmethod
+    def make_ttcir(mod, metadata, options, host):
+        from triton_cpu.pipeline import ttir_to_ttcir
+        module, name = ttir_to_ttcir(str(mod), options, host)
+        metadata["name"] = name
+        metadata["shared"] = 0
+        metadata["num_threads"] = options.num_threads
+        return module
+
+    @staticmethod
+    def make_llir(src, metadata, options, host):
+        from triton_cpu.pipeline import ttcir_to_llir
+        return ttcir_to_llir(src, options, host)
+
+    @staticmethod
+    def make_asm(src, metadata, options, host):
+        from triton_cpu import llvm
+        return llvm.to_asm(src, host)
+
+    @staticmethod
+    def make_so(src, metadata, options, host):
+        from triton_cpu import llvm
+        return llvm.to_shared_object(metadata["name"], src, host)
+
+    def add_stages(self, stages, options, language):
+        if language != Language.TRITON:
+            raise NotImplementedError("the CPU backend compiles Triton kernels only (not Gluon)")
+        host = self.host
+        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options)
+        stages["ttcir"] = lambda src, metadata: self.make_ttcir(src, metadata, options, host)
+        stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options, host)
+        stages["asm"] = lambda src, metadata: self.make_asm(src, metadata, options, host)
+        stages["so"] = lambda src, metadata: self.make_so(src, metadata, options, host)
+        from triton import knobs
+        if knobs.runtime.add_stages_inspection_hook is not None:
+            knobs.runtime.add_stages_inspection_hook(self, stages, options, language, None)
