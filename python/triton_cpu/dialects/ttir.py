@@ -1,0 +1,214 @@
+"""Reading stock Triton's TTIR text into xDSL, and source locations for error messages.
+
+`parse_ttir(text)` returns the `builtin.module`. Two things stand between Triton's text and
+xDSL's parser, both handled here:
+
+- Triton prints location aliases (`#loc3 = loc("k.py":6:19)`) *after* the module that uses
+  them, and aliases refer to later aliases; xDSL 0.74 only resolves aliases defined earlier.
+  `_hoist_aliases` moves every top-level alias definition before the module, ordered so each
+  comes after the ones it refers to.
+- Locations are chains (`loc("offsets"(#loc3))`, `loc(callsite(#a at #b))`, `fused[...]`).
+  After parsing, every op's and block argument's location is normalized to a
+  `FileLineColLoc`, or a `CallSiteLoc` of them when the op came from an inlined function, or
+  `UnknownLoc` (`normalize_location`). `op_location(op)` gives (file, line, col).
+
+Other xDSL gaps (hex floats in `dense<>`, missing upstream ops) live in `compat.py`.
+"""
+from __future__ import annotations
+
+import functools
+import io
+import os
+import re
+from collections.abc import Iterable, Sequence
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    Builtin,
+    CallSiteLoc,
+    FileLineColLoc,
+    FusedLoc,
+    IntAttr,
+    LocationAttr,
+    ModuleOp,
+    NameLoc,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.dialects.cf import Cf
+from xdsl.dialects.func import Func
+from xdsl.dialects.math import Math
+from xdsl.dialects.scf import Scf
+from xdsl.dialects.vector import Vector
+from xdsl.ir import Dialect, Operation
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from triton_cpu.dialects import compat, tcpu
+from triton_cpu.dialects.tt import TT
+
+# Every dialect stock Triton's TTIR uses.
+TTIR_DIALECTS: list[Dialect] = [Builtin, Func, compat.Arith, Math, Scf, Cf, TT, *compat.DIALECTS]
+# The dialects the compiler's passes add (tcpu, vector, memref, ...): list them here, and every
+# context -- so parse_ttir of a TTCIR dump and triton-cpu-opt -- reads both stages.
+COMPILER_DIALECTS: list[Dialect] = [tcpu.TCPU, Vector]
+
+
+def make_context(extra: Iterable[Dialect] = ()) -> Context:
+    """A context with the TTIR and compiler dialects, and `extra`, loaded."""
+    ctx = Context()
+    for dialect in [*TTIR_DIALECTS, *COMPILER_DIALECTS, *extra]:
+        if dialect.name not in ctx.registered_dialect_names:
+            ctx.load_dialect(dialect)
+    return ctx
+
+
+def parse_ttir(text: str, ctx: Context | None = None, name: str = "<ttir>") -> ModuleOp:
+    """Parses TTIR as stock Triton prints it; locations are normalized (see module docstring)."""
+    module = Parser(ctx or make_context(), _hoist_aliases(text), name).parse_module()
+    # Ops share a few hundred distinct locations at most; building attributes is not cheap.
+    normalized: dict[LocationAttr, LocationAttr] = {}
+
+    def normalize(loc: LocationAttr) -> LocationAttr:
+        if (result := normalized.get(loc)) is None:
+            result = normalized[loc] = normalize_location(loc)
+        return result
+
+    for op in module.walk():
+        op.location = normalize(op.location)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    arg.location = normalize(arg.location)
+    return module
+
+
+def print_ir(op: Operation, locations: bool = False) -> str:
+    """The text of `op` (usually a module); with `locations`, each op ends with its `loc(...)`."""
+    out = io.StringIO()
+    Printer(stream=out, print_debuginfo=locations).print_op(op)
+    out.write("\n")
+    return out.getvalue()
+
+
+# --------------------------------------------------------------------------------------------
+# Alias definitions.
+# --------------------------------------------------------------------------------------------
+
+_ALIAS_DEF = re.compile(r"^([#!][A-Za-z_][\w.$-]*)\s*=")
+_ALIAS_REF = re.compile(r"[#!][A-Za-z_][\w.$-]*")
+
+
+def _hoist_aliases(text: str) -> str:
+    lines = text.splitlines()
+    defs: dict[str, str] = {}
+    body: list[str] = []
+    for line in lines:
+        m = _ALIAS_DEF.match(line)
+        if m and m.group(1) not in defs:
+            defs[m.group(1)] = line
+        else:
+            body.append(line)
+    if not defs:
+        return text
+
+    ordered: list[str] = []
+    state: dict[str, int] = {}  # 1: visiting, 2: done
+
+    def visit(name: str) -> None:
+        if state.get(name) == 2:
+            return
+        if state.get(name) == 1:
+            raise ValueError(f"TTIR alias {name} refers to itself")
+        state[name] = 1
+        rhs = defs[name].split("=", 1)[1]
+        for ref in _ALIAS_REF.findall(_strip_strings(rhs)):
+            if ref in defs:
+                visit(ref)
+        state[name] = 2
+        ordered.append(defs[name])
+
+    for name in defs:
+        visit(name)
+    return "\n".join(ordered + body) + "\n"
+
+
+def _strip_strings(s: str) -> str:
+    # A file name such as "/tmp/#loc1.py" must not count as a reference.
+    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', s)
+
+
+# --------------------------------------------------------------------------------------------
+# Locations.
+# --------------------------------------------------------------------------------------------
+
+Frame = tuple[str, int, int]
+
+
+def location_frames(loc: LocationAttr) -> list[Frame]:
+    """The (file, line, col) frames of `loc`, innermost (the op itself) first, then the call
+    sites it was inlined through. Names are skipped; of a fused location, the first element
+    that has frames is taken."""
+    match loc:
+        case FileLineColLoc():
+            return [(loc.filename.data, loc.line.data, loc.column.data)]
+        case NameLoc():
+            return location_frames(loc.location)
+        case CallSiteLoc():
+            return location_frames(loc.callee) + location_frames(loc.caller)
+        case FusedLoc():
+            for inner in loc.locations.data:
+                if frames := location_frames(inner):
+                    return frames
+            return []
+        case _:
+            return []
+
+
+def normalize_location(loc: LocationAttr) -> LocationAttr:
+    """`loc` reduced to FileLineColLoc, CallSiteLoc(FileLineColLoc, ...) or UnknownLoc."""
+    frames = location_frames(loc)
+    if not frames:
+        return UnknownLoc()
+    result: LocationAttr = FileLineColLoc(*_frame_attr(frames[-1]))
+    for frame in reversed(frames[:-1]):
+        result = CallSiteLoc(FileLineColLoc(*_frame_attr(frame)), result)
+    return result
+
+
+def _frame_attr(frame: Frame) -> tuple[StringAttr, IntAttr, IntAttr]:
+    return StringAttr(frame[0]), IntAttr(frame[1]), IntAttr(frame[2])
+
+
+def op_location(op: Operation) -> Frame | None:
+    """(file, line, col) of the op: its innermost frame, inside the function it was inlined
+    from if any (see `user_location`); None when Triton gave it no location (materialized
+    constants get `loc(unknown)`)."""
+    frames = location_frames(op.location)
+    return frames[0] if frames else None
+
+
+def user_location(op: Operation, library_dirs: Sequence[str] | None = None) -> Frame | None:
+    """Like `op_location`, but skipping frames inside Triton's own Python sources (for
+    example `triton/language/standard.py` of an inlined `tl.max`), so an error names the
+    user's line. Falls back to the innermost frame."""
+    if library_dirs is None:
+        library_dirs = _triton_dirs()
+    frames = location_frames(op.location)
+    for frame in frames:
+        if not any(frame[0].startswith(d) for d in library_dirs):
+            return frame
+    return frames[0] if frames else None
+
+
+def format_location(frame: Frame | None) -> str:
+    return "<unknown location>" if frame is None else f"{frame[0]}:{frame[1]}:{frame[2]}"
+
+
+@functools.cache
+def _triton_dirs() -> list[str]:
+    try:
+        import triton
+        return [os.path.dirname(triton.__file__) + os.sep]
+    except ImportError:
+        return []
