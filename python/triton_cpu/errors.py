@@ -4,12 +4,10 @@
 def _location(op):
     if op is None:
         return None
-    try:
-        from triton_cpu.dialects.ttir import op_location
-    except ImportError:
-        return None
+    from triton_cpu.dialects.ttir import user_location
+    # The user's line, not a frame inside Triton's library an op was inlined from.
     while op is not None:
-        loc = op_location(op)
+        loc = user_location(op)
         if loc is not None:
             return loc
         op = op.parent_op()

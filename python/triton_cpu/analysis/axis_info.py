@@ -54,6 +54,7 @@ class AxisInfo:
     contiguity: tuple[int, ...]
     divisibility: tuple[int, ...]
     constancy: tuple[int, ...]
+    value: int | None = None  # the value of every element, when known at compile time
 
     @staticmethod
     def unknown(shape) -> "AxisInfo":
@@ -63,7 +64,7 @@ class AxisInfo:
     @staticmethod
     def constant(shape, value: int | None) -> "AxisInfo":
         d = _pow2_divisor(value) if value is not None else 1
-        return AxisInfo((1,) * len(shape), (d,) * len(shape), tuple(shape))
+        return AxisInfo((1,) * len(shape), (d,) * len(shape), tuple(shape), value)
 
 
 def _attr(op, name):
@@ -130,13 +131,15 @@ class AxisInfoAnalysis:
 
     def _tt_splat(self, op, shape):
         src = self.get(op.operands[0])
-        return AxisInfo((1,) * len(shape), (src.divisibility[0],) * len(shape), tuple(shape))
+        return AxisInfo((1,) * len(shape), (src.divisibility[0],) * len(shape), tuple(shape), src.value)
 
     def _tt_get_program_id(self, op, shape):
         return AxisInfo.unknown(shape)
 
     def _tt_expand_dims(self, op, shape):
         src = self.get(op.operands[0])
+        if src.value is not None:
+            return AxisInfo.constant(shape, src.value)
         axis = _int_value(_attr(op, "axis"))
         c, d, k = list(src.contiguity), list(src.divisibility), list(src.constancy)
         c.insert(axis, 1)
@@ -146,6 +149,8 @@ class AxisInfoAnalysis:
 
     def _tt_broadcast(self, op, shape):
         src = self.get(op.operands[0])
+        if src.value is not None:
+            return AxisInfo.constant(shape, src.value)
         src_shape = shape_of(op.operands[0])
         c, d, k = [], [], []
         for i, (s, n) in enumerate(zip(src_shape, shape)):
@@ -172,7 +177,10 @@ class AxisInfoAnalysis:
         return AxisInfo(c, d, k)
 
     def _arith_addi(self, op, shape):
-        return self._add(*self._binary(op))
+        lhs, rhs = self._binary(op)
+        if lhs.value is not None and rhs.value is not None:
+            return AxisInfo.constant(shape, lhs.value + rhs.value)
+        return self._add(lhs, rhs)
 
     def _arith_subi(self, op, shape):
         lhs, rhs = self._binary(op)
@@ -191,16 +199,16 @@ class AxisInfoAnalysis:
     def _arith_muli(self, op, shape):
         lhs, rhs = self._binary(op)
         n = len(shape)
+        if lhs.value == 0 or rhs.value == 0:
+            return AxisInfo.constant(shape, 0)
+        if lhs.value is not None and rhs.value is not None:
+            return AxisInfo.constant(shape, lhs.value * rhs.value)
+        for a, b in ((lhs, rhs), (rhs, lhs)):
+            if b.value == 1:
+                return a
         k = tuple(gcd(lhs.constancy[i], rhs.constancy[i]) for i in range(n))
         d = tuple(min(lhs.divisibility[i] * rhs.divisibility[i], MAX_DIV) for i in range(n))
-        c = [1] * n
-        for a, b in ((lhs, rhs), (rhs, lhs)):
-            if self._is_const_one(b, op):
-                c = list(a.contiguity)
-        return AxisInfo(tuple(c), d, k)
-
-    def _is_const_one(self, info, op):
-        return False
+        return AxisInfo((1,) * n, d, k)
 
     def _elementwise(self, op, shape):
         k = None

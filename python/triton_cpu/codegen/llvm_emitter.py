@@ -711,9 +711,23 @@ class FunctionEmitter:
             raw = b.load(ptr, typ=mem_t, align=align)
         else:
             mask, other = self._mask_other(op, mem_t)
-            raw = cg.call_intrinsic(b, "llvm.masked.load", [mem_t, cg.PTR], mem_t,
-                                    [ptr, ir.Constant(cg.I32, align), mask, other])
+            # Masked vector moves are slow on some CPUs (microcoded on AMD Zen);
+            # most chunks of a masked access are full, so test for that first.
+            with b.if_else(self._all_lanes(mask), likely=True) as (full, partial):
+                with full:
+                    plain = b.load(ptr, typ=mem_t, align=align)
+                    full_bb = b.block
+                with partial:
+                    masked = cg.call_intrinsic(b, "llvm.masked.load", [mem_t, cg.PTR], mem_t,
+                                               [ptr, ir.Constant(cg.I32, align), mask, other])
+                    partial_bb = b.block
+            raw = b.phi(mem_t)
+            raw.add_incoming(plain, full_bb)
+            raw.add_incoming(masked, partial_bb)
         return self._load_value(raw, vt)
+
+    def _all_lanes(self, mask):
+        return cg.call_intrinsic(self.builder, "llvm.vector.reduce.and", [mask.type], cg.I1, [mask])
 
     def op_tcpu_vstore(self, op):
         b = self.builder
@@ -723,8 +737,13 @@ class FunctionEmitter:
         if op.mask is None:
             b.store(x, ptr, align=align)
         else:
-            cg.call_intrinsic(b, "llvm.masked.store", [x.type, cg.PTR], cg.VOID,
-                              [x, ptr, ir.Constant(cg.I32, align), self.v(op.mask)])
+            mask = self.v(op.mask)
+            with b.if_else(self._all_lanes(mask), likely=True) as (full, partial):
+                with full:
+                    b.store(x, ptr, align=align)
+                with partial:
+                    cg.call_intrinsic(b, "llvm.masked.store", [x.type, cg.PTR], cg.VOID,
+                                      [x, ptr, ir.Constant(cg.I32, align), mask])
         return None
 
     def _all_true(self, n):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from math import gcd
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, math, scf, vector
+from xdsl.dialects import func, math, scf, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr,
     TensorType, VectorType, i32,
@@ -34,6 +34,7 @@ from xdsl.rewriter import InsertPoint
 
 from triton_cpu.analysis.axis_info import AxisInfoAnalysis, element_type, is_ptr, pointee_bytes, shape_of
 from triton_cpu.dialects import tcpu
+from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
 
 INDEX = IndexType()
@@ -268,6 +269,8 @@ class FuncLowering:
     def elementwise(self, op: Operation, get, width: int, emit) -> SSAValue:
         """Clones an elementwise op on converted operands (`get`) with `width` lanes."""
         name = op.name
+        if len(op.results) != 1:
+            raise self.unsupported(op, f"operation '{name}'")
         res_elem = element_type(op.results[0].type)
         rtype = vec_type(res_elem, width)
         if name == "arith.select" and not is_tensor(op.operands[0]) and width > 1:
@@ -437,16 +440,25 @@ class FuncLowering:
         raise ValueError(f"bad program axis {a}")
 
     # -- driver -------------------------------------------------------------
+    @classmethod
+    def _ops_in_order(cls, block: Block):
+        """Ops in program order, entering structured control flow only (not the
+        combine regions of reductions and scans, which belong to their op)."""
+        for op in block.ops:
+            yield op
+            if op.name.startswith("scf."):
+                for region in op.regions:
+                    for b in region.blocks:
+                        yield from cls._ops_in_order(b)
+
     def run(self):
-        ops = list(self.func.walk())
+        ops = list(self._ops_in_order(self.func.regions[0].blocks[0]))
         # Analyse before rewriting: the analysis reads the TTIR producers.
         for op in ops:
             if op.name in ("tt.store", "tt.load"):
                 self.axis.get(op.operands[0])
         tensor_ops = []
         for op in ops:
-            if op is self.func:
-                continue
             name = op.name
             if name == "tt.store" and is_tensor(op.operands[0]):
                 self.lower_store(op)
@@ -459,9 +471,16 @@ class FuncLowering:
             if all(not r.uses for r in op.results):
                 op.detach()
                 op.erase()
-        for op in tensor_ops:
-            if op.parent is not None:
-                raise self.unsupported(op, f"operation '{op.name}' on tensors")
+        live = [op for op in tensor_ops if op.parent is not None]
+        if live:
+            # Name the op that keeps the others alive: it consumes tensors without
+            # being lowered (a reduction, a tensor yield, ...), not its first producer.
+            live_set = set(live)
+            culprits = [op for op in live
+                        if not any(is_tensor(r) for r in op.results)
+                        or any(u.operation not in live_set for r in op.results for u in r.uses)]
+            op = (culprits or live)[0]
+            raise self.unsupported(op, f"operation '{op.name}' on tensors")
         self._to_func()
 
     def _to_func(self):
