@@ -38,6 +38,10 @@ class CMakeBuild(build_ext):
         ]
         subprocess.check_call(["cmake", str(ROOT)] + cmake_args, cwd=build_dir)
         subprocess.check_call(["cmake", "--build", ".", "-j", str(os.cpu_count() or 2)], cwd=build_dir)
+        # The launcher is compiled at run time against runtime.h: ship it in the package.
+        header_dir = out_dir.parent / "include"
+        header_dir.mkdir(exist_ok=True)
+        shutil.copy2(ROOT / "include" / "triton_cpu" / "runtime.h", header_dir / "runtime.h")
         # Editable installs import from the source tree: put both libraries there too
         # (setuptools would copy only the extension module, not the runtime library).
         if self.inplace or getattr(self, "editable_mode", False):
@@ -57,7 +61,7 @@ setup(
         "triton_cpu": "python/triton_cpu",
         "triton_cpu.backend": "third_party/cpu/backend",
     },
-    package_data={"triton_cpu.backend": ["*.c"], "triton_cpu": ["include/*.h"]},
+    package_data={"triton_cpu.backend": ["*.c"]},
     ext_modules=[CMakeExtension("triton_cpu._C._native")],
     cmdclass={"build_ext": CMakeBuild},
     zip_safe=False,

@@ -36,7 +36,7 @@ def _init():
 @functools.lru_cache(None)
 def host() -> Host:
     _init()
-    cpu = os.environ.get("TRITON_CPU_TARGET_CPU") or llvm.get_host_cpu_name()
+    cpu = llvm.get_host_cpu_name()
     features = llvm.get_host_cpu_features().flatten()
     feats = set(features.split(","))
     if "+avx512f" in feats:
