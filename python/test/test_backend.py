@@ -1,0 +1,124 @@
+"""The plugin as Triton sees it: discovery, stages and dumps, options, errors."""
+import inspect
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from triton_cpu.errors import UnsupportedError
+
+
+def test_backend_is_registered_and_active():
+    assert "cpu" in triton.backends.backends
+    target = triton.runtime.driver.active.get_current_target()
+    assert target.backend == "cpu" and target.warp_size == 1
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def test_kernel_dump_writes_every_stage(tmp_path):
+    script = tmp_path / "va.py"
+    script.write_text(textwrap.dedent("""
+        import torch, triton, triton.language as tl
+        @triton.jit
+        def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+        x = torch.randn(1000); y = torch.randn(1000); o = torch.empty(1000)
+        add_kernel[(1,)](x, y, o, 1000, BLOCK=1024)
+        assert torch.equal(o, x + y)
+    """))
+    dump = tmp_path / "dump"
+    env = dict(os.environ, TRITON_KERNEL_DUMP="1", TRITON_ALWAYS_COMPILE="1", TRITON_DUMP_DIR=str(dump),
+               TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    subprocess.run([sys.executable, str(script)], env=env, check=True)
+    files = {p.suffix for p in dump.rglob("add_kernel.*")}
+    assert {".ttir", ".ttcir", ".llir", ".asm"} <= files, files
+    ttcir = next(dump.rglob("add_kernel.ttcir")).read_text()
+    assert "tcpu.vload" in ttcir and "tensor<" not in ttcir
+    llir = next(dump.rglob("add_kernel.llir")).read_text()
+    assert "masked.load" in llir or "load <" in llir
+
+
+def test_compiled_kernel_metadata_and_stages():
+    x = torch.randn(64)
+    k = add_kernel.warmup(x, x, x, 64, BLOCK=64, grid=(1,))
+    assert set(k.asm) >= {"ttir", "ttcir", "llir", "asm", "so"}
+    assert k.metadata.name == "add_kernel"
+    assert isinstance(k.asm["so"], bytes) and k.asm["so"][:4] == b"\x7fELF"
+
+
+def test_options_accept_what_triton_and_inductor_pass():
+    x, y = torch.randn(100), torch.randn(100)
+    out = torch.empty(100)
+    add_kernel[(1,)](x, y, out, 100, BLOCK=128, num_warps=8, num_stages=3, num_ctas=1, maxnreg=None,
+                     debug=False, enable_fp_fusion=True, sanitize_overflow=False)
+    assert torch.equal(out, x + y)
+
+
+def test_backend_hash_covers_package_and_host():
+    from triton_cpu.backend.compiler import CPUBackend
+    from triton_cpu import __version__, llvm
+    h = CPUBackend(triton.runtime.driver.active.get_current_target()).hash()
+    assert __version__ in h and llvm.host().key in h
+
+
+def test_inductor_target_is_supported():
+    from triton.backends.compiler import GPUTarget
+    from triton_cpu.backend.compiler import CPUBackend
+    assert CPUBackend.supports_target(GPUTarget("cpu", "", 32))
+
+
+@triton.jit
+def sum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    s = tl.sum(x, axis=0)
+    tl.store(out_ptr, s)
+
+
+def test_unsupported_op_names_op_kernel_and_line():
+    x = torch.randn(64)
+    out = torch.empty(1)
+    with pytest.raises(UnsupportedError) as info:
+        sum_kernel[(1,)](x, out, BLOCK=64)
+    msg = str(info.value)
+    src, first = inspect.getsourcelines(sum_kernel.fn)
+    line = first + next(i for i, text in enumerate(src) if "tl.sum" in text)
+    assert "tt.reduce" in msg
+    assert "sum_kernel" in msg
+    assert f"{__file__}:{line}" in msg
+    # The process is fine and the next kernel works.
+    y = torch.randn(64)
+    o = torch.empty(64)
+    add_kernel[(1,)](x, y, o, 64, BLOCK=64)
+    assert torch.equal(o, x + y)
+
+
+def test_per_launch_num_threads_option():
+    n = 1 << 16
+    x, y = torch.randn(n), torch.randn(n)
+    out = torch.empty(n)
+    add_kernel[(64,)](x, y, out, n, BLOCK=1024, num_threads=1)
+    assert torch.equal(out, x + y)
+
+
+@pytest.mark.parametrize("bits", [128, 256, 512])
+def test_vector_width_option(bits):
+    """The lowering is correct for every SIMD width (LLVM legalizes wider vectors)."""
+    n = 1000
+    x, y = torch.randn(n), torch.randn(n)
+    out = torch.empty(n)
+    add_kernel[(1,)](x, y, out, n, BLOCK=1024, vector_bits=bits)
+    assert torch.equal(out, x + y)
