@@ -558,3 +558,28 @@ def test_broadcast_load():
     out = torch.empty(64)
     broadcast_load_kernel[(1,)](x, out, BLOCK=64)
     assert torch.equal(out, 2.5 + torch.arange(64, dtype=torch.float32))
+
+
+@triton.jit
+def while_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # Collatz steps of n, a data-dependent scalar while loop.
+    steps = 0
+    v = n
+    while v != 1:
+        if v % 2 == 0:
+            v = v // 2
+        else:
+            v = 3 * v + 1
+        steps += 1
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x + steps)
+
+
+@pytest.mark.parametrize("n", [1, 6, 27])
+def test_scalar_while_loop(n, interp):
+    x = torch.arange(16, dtype=torch.int32)
+    out, ref = torch.empty_like(x), torch.empty_like(x)
+    while_kernel[(1,)](x, out, n, BLOCK=16)
+    interp(while_kernel)[(1,)](x, ref, n, BLOCK=16)
+    assert torch.equal(out, ref)

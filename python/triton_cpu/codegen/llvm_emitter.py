@@ -63,9 +63,6 @@ class ModuleEmitter:
             return cg.I16 if memory else cg.F32
         if getattr(t, "name", "") == "tt.ptr":
             return cg.PTR
-        name = getattr(t, "name", str(t))
-        if "f8" in name.lower() or "fp8" in name.lower():
-            return cg.I8 if memory else cg.F32
         raise UnsupportedError(f"triton-cpu: type {t} is not supported by the CPU backend yet")
 
     def type(self, t, memory: bool = False) -> ir.Type:
@@ -192,6 +189,40 @@ class FunctionEmitter:
         b.branch(header)
         b.position_at_end(exit_)
         return phis
+
+    def op_scf_condition(self, op):
+        return None  # read by scf.while
+
+    def op_scf_while(self, op):
+        b = self.builder
+        inits = [self.v(x) for x in op.operands]
+        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        pre = b.block
+        header = b.append_basic_block("while.before")
+        body = b.append_basic_block("while.after")
+        exit_ = b.append_basic_block("while.exit")
+        b.branch(header)
+        b.position_at_end(header)
+        phis = []
+        for arg, x in zip(before.args, inits):
+            p = b.phi(x.type)
+            p.add_incoming(x, pre)
+            self.values[arg] = p
+            phis.append(p)
+        self.emit_block(before)
+        cond_op = before.last_op
+        forwarded = [self.v(x) for x in cond_op.operands[1:]]
+        b.cbranch(self.v(cond_op.operands[0]), body, exit_)
+        b.position_at_end(body)
+        for arg, x in zip(after.args, forwarded):
+            self.values[arg] = x
+        self.emit_block(after)
+        for p, y in zip(phis, (self.v(x) for x in after.last_op.operands)):
+            p.add_incoming(y, b.block)
+        b.branch(header)
+        b.position_at_end(exit_)
+        # The condition's values are defined in the header, which dominates the exit.
+        return forwarded
 
     def op_scf_if(self, op):
         b = self.builder
