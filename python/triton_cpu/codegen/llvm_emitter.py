@@ -20,12 +20,18 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 
 from triton_cpu.codegen import cgutils as cg
-from triton_cpu.codegen.math_lib import INTRINSICS, MATH_OPS, MathLib
+from triton_cpu.codegen.math_lib import _LIBMVEC, INTRINSICS, MATH_OPS, MathLib
 from triton_cpu.errors import UnsupportedError
 
 _CMPI = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]  # signed for 2..5, unsigned 6..9
 _CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une",
          "uno", "true"]
+# libm functions that are exact LLVM intrinsics (double names; the f variants map too).
+_EXTERN_INTRINSICS = {
+    "trunc": "llvm.trunc", "round": "llvm.round", "rint": "llvm.rint", "nearbyint": "llvm.nearbyint",
+    "copysign": "llvm.copysign", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
+    "sqrt": "llvm.sqrt", "fma": "llvm.fma",
+}
 PID_ARGS = ("pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z")
 
 
@@ -597,7 +603,9 @@ class FunctionEmitter:
         args = [self.v(o) for o in op.operands]
         ret = cg.scalar_of(self._dst(op))
         base = symbol[:-1] if symbol.endswith("f") and cg.scalar_of(args[0].type) == cg.F32 else symbol
-        from triton_cpu.codegen.math_lib import _LIBMVEC
+        if base in _EXTERN_INTRINSICS and all(cg.scalar_of(a.type) == ret for a in args):
+            # One instruction each; libmvec has no vector variants of these.
+            return cg.call_intrinsic(self.builder, _EXTERN_INTRINSICS[base], [args[0].type], args[0].type, args)
         if base in _LIBMVEC and all(cg.scalar_of(a.type) in (cg.F32, cg.F64) for a in args):
             return self.me.math.call(self.builder, base, args, ret)
         fn = cg.declare(self.builder.module, symbol, ret, [cg.scalar_of(a.type) for a in args])
