@@ -1,6 +1,4 @@
 """Small llvmlite builder helpers, so that lowerings read like the code they generate."""
-from contextlib import contextmanager
-
 import llvmlite.ir as ir
 
 I1 = ir.IntType(1)
@@ -99,9 +97,3 @@ def map_lanes(builder: ir.IRBuilder, fn, args, ret_elem: ir.Type):
         r = fn(*[builder.extract_element(a, k) for a in args])
         out = builder.insert_element(out, r, k)
     return out
-
-
-@contextmanager
-def if_then(builder: ir.IRBuilder, cond: ir.Value, likely: bool | None = None):
-    with builder.if_then(cond, likely=likely):
-        yield

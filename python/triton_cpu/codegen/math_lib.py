@@ -36,34 +36,28 @@ INTRINSICS = {
 class MathLib:
     def __init__(self, vector_bits: int):
         self.vector_bits = vector_bits
-        # libmvec ISA letter by register width: b = SSE, d = AVX2, e = AVX-512.
-        self.isa = {128: "b", 256: "d", 512: "e"}.get(vector_bits, "b")
-
-    @staticmethod
-    def _scalar_name(base: str, elem: ir.Type) -> str:
-        return base + "f" if elem == cg.F32 else base
 
     def call(self, builder: ir.IRBuilder, base: str, args, ret_elem: ir.Type | None = None):
         """`base` (a libm double name) applied elementwise to f32/f64 scalars or vectors."""
         elem = cg.scalar_of(args[0].type)
         ret_elem = ret_elem or elem
         n = cg.lanes(args[0].type)
-        nargs = _LIBMVEC.get(base)
-        if isinstance(args[0].type, ir.VectorType) and nargs == len(args) and ret_elem == elem:
-            width = self.vector_bits // elem.width if hasattr(elem, "width") else self.vector_bits // (
-                32 if elem == cg.F32 else 64)
-            if n >= width or n >= 2:
-                w = min(width, n)
-                if n % w == 0 and w >= (4 if elem == cg.F32 else 2):
-                    return self._vector_call(builder, base, args, elem, w)
-        name = self._scalar_name(base, elem)
+        bits = 32 if elem == cg.F32 else 64
+        if (isinstance(args[0].type, ir.VectorType) and _LIBMVEC.get(base) == len(args) and ret_elem == elem
+                and elem in (cg.F32, cg.F64)):
+            # Chunks of the widest libmvec variant the host has, down to its 128-bit (SSE) one.
+            w = min(self.vector_bits // bits, n)
+            if n % w == 0 and w * bits >= 128:
+                return self._vector_call(builder, base, args, elem, w, bits)
+        name = base + "f" if elem == cg.F32 else base
         fn = cg.declare(builder.module, name, ret_elem, [elem] * len(args))
         fn.attributes.add("nounwind")
         return cg.map_lanes(builder, lambda *xs: builder.call(fn, list(xs)), args, ret_elem)
 
-    def _vector_call(self, builder, base, args, elem, w):
-        isa = self.isa
-        # libmvec's SSE variants are 128-bit: 4 floats / 2 doubles.
+    @staticmethod
+    def _vector_call(builder, base, args, elem, w, bits):
+        # x86 vector ABI names: b = SSE (128-bit), d = AVX2 (256), e = AVX-512 (512).
+        isa = {128: "b", 256: "d", 512: "e"}[w * bits]
         suffix = "f" if elem == cg.F32 else ""
         name = f"_ZGV{isa}N{w}{'v' * len(args)}_{base}{suffix}"
         vt = ir.VectorType(elem, w)
@@ -73,6 +67,3 @@ class MathLib:
         chunks = [cg.split(builder, a, w) for a in args]
         outs = [builder.call(fn, list(parts)) for parts in zip(*chunks)]
         return cg.concat(builder, outs)
-
-    def lane_width(self, elem: ir.Type) -> int:
-        return self.vector_bits // (32 if elem == cg.F32 else 64)

@@ -127,7 +127,7 @@ class TileEmitter:
     def value(self, v: SSAValue, idx: tuple[Index, ...], width: int) -> SSAValue:
         """`v` at indices `idx` (the last one is the first lane), as `width` lanes."""
         if not is_tensor(v):
-            return self.low.scalar(v)
+            return v
         key = (v, idx, width)
         hit = self.cache.get(key)
         if hit is None:
@@ -142,7 +142,7 @@ class TileEmitter:
         elem = element_type(v.type)
         name = op.name
         if name == "tt.splat":
-            s = self.low.scalar(op.operands[0])
+            s = op.operands[0]
             return s if width == 1 else self.emit(vector.BroadcastOp(s, VectorType(elem, [width])))
         if name == "tt.make_range":
             start = _int(op, "start", 0)
@@ -239,9 +239,6 @@ class FuncLowering:
         return UnsupportedError.at(op, self.kernel, what)
 
     # -- helpers shared by scalar and vector code ---------------------------
-    def scalar(self, v: SSAValue) -> SSAValue:
-        return v
-
     @staticmethod
     def load_operands(op):
         ops = list(op.operands)
@@ -354,7 +351,6 @@ class FuncLowering:
 
     def loop_nest(self, at: Operation, shape, vl, body):
         """Builds `for i0.. for j step vl: body(idx)` before `at`."""
-        outer = Block()
         zero = arith.ConstantOp(IntegerAttr(0, INDEX))
         one = arith.ConstantOp(IntegerAttr(1, INDEX))
         at.parent_block().insert_ops_before([zero, one], at)
