@@ -596,3 +596,48 @@ def test_math_small_blocks(block, dtype):
         math_kernel[(1,)](xi, out, block, FN=_MATH_JIT[name], UPCAST=False, BLOCK=block)
         tol = 4e-6 if dtype == torch.float32 else 1e-13
         torch.testing.assert_close(out, MATH[name][1](xi.double()).to(dtype), rtol=tol, atol=tol)
+
+
+@triton.jit
+def downcast_kernel(x_ptr, rtne_ptr, rtz_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(rtne_ptr + offs, x.to(rtne_ptr.dtype.element_ty, fp_downcast_rounding="rtne"))
+    tl.store(rtz_ptr + offs, x.to(rtz_ptr.dtype.element_ty, fp_downcast_rounding="rtz"))
+
+
+@pytest.mark.parametrize("dst", [torch.float16, torch.bfloat16], ids=str)
+def test_downcast_rounding_modes(dst):
+    x = torch.randn(256) * 100
+    rtne, rtz = torch.empty(256, dtype=dst), torch.empty(256, dtype=dst)
+    downcast_kernel[(1,)](x, rtne, rtz, BLOCK=256)
+    assert torch.equal(rtne, x.to(dst))
+    # Round toward zero: never larger in magnitude, and within one ulp below.
+    assert torch.all(rtz.float().abs() <= x.abs())
+    nxt = torch.nextafter(rtz, torch.where(x > 0, torch.tensor(float("inf")), torch.tensor(float("-inf"))).to(dst))
+    assert torch.all(nxt.float().abs() > x.abs())
+
+
+@triton.jit
+def clamp_kernel(x_ptr, out_ptr, lo, hi, PROPAGATE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if PROPAGATE:
+        y = tl.clamp(x, lo, hi, propagate_nan=tl.PropagateNan.ALL)
+    else:
+        y = tl.clamp(x, lo, hi)
+    tl.store(out_ptr + offs, y)
+
+
+@pytest.mark.parametrize("propagate", [False, True])
+def test_clamp_nan_modes(propagate):
+    x = torch.randn(64) * 3
+    x[::5] = float("nan")
+    out = torch.empty(64)
+    clamp_kernel[(1,)](x, out, -1.0, 1.0, PROPAGATE=propagate, BLOCK=64)
+    nan = x.isnan()
+    assert torch.equal(out[~nan], x[~nan].clamp(-1.0, 1.0))
+    if propagate:
+        assert out[nan].isnan().all()
+    else:
+        assert not out[nan].isnan().any()

@@ -659,7 +659,8 @@ class FunctionEmitter:
         x = self.v(op.operands[0])
         src_t, dst_t = op.operands[0].type, op.results[0].type
         rounding = op.properties.get("rounding")
-        if rounding is not None and rounding.data == "rtz" and _fbits(self.me.type(dst_t)) < _fbits(x.type):
+        narrowing = is_bf16(dst_t) or _fbits(self.me.type(dst_t)) < _fbits(x.type)
+        if rounding is not None and rounding.data == "rtz" and narrowing:
             return self._truncate_rtz(x, dst_t)
         return self._float_cast(x, src_t, dst_t)
 

@@ -33,7 +33,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from triton_cpu.analysis.axis_info import AxisInfoAnalysis, element_type, is_ptr, pointee_bytes, shape_of
-from triton_cpu.dialects import tcpu
+from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
 
@@ -290,18 +290,14 @@ class FuncLowering:
         if name == "tt.bitcast":
             return emit(tcpu.BitcastOp(operands[0], rtype))
         if name == "tt.fp_to_fp":
-            rounding = _attr(op, "rounding")
-            r = None
-            if rounding is not None:
-                r = str(getattr(rounding, "data", rounding)).lower()
-                r = "rtz" if "rtz" in r or r.endswith("1") else "rtne"
-            return emit(tcpu.FpToFpOp(operands[0], rtype, r))
+            mode = op.get_rounding()
+            rounding = None if mode is None else ("rtz" if mode == tt.RoundingMode.RTZ else "rtne")
+            return emit(tcpu.FpToFpOp(operands[0], rtype, rounding))
         if name == "tt.mulhiui":
             return emit(tcpu.MulhiUIOp(operands[0], operands[1]))
         if name == "tt.clampf":
             x, lo, hi = operands
-            prop = _attr(op, "propagateNan")
-            nan_all = prop is not None and "all" in str(prop).lower()
+            nan_all = _int(op, "propagateNan", 0) == tt.PropagateNan.ALL
             mx, mn = (arith.MaximumfOp, arith.MinimumfOp) if nan_all else (arith.MaxnumfOp, arith.MinnumfOp)
             return emit(mn(emit(mx(x, lo)), hi))
         if name == "tt.extern_elementwise":
