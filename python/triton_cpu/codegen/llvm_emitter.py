@@ -349,27 +349,25 @@ class FunctionEmitter:
     def op_arith_remui(self, op):
         return self._safe_div(op, False, True)
 
-    def op_arith_ceildivsi(self, op):
+    def _rounded_div(self, op, up: bool):
+        """Signed division rounded toward +inf (`up`) or -inf, from the truncating one."""
         b = self.builder
         x, y = self._binary(op)
         q = self._safe_div(op, True, False)
         r = self._safe_div(op, True, True)
         t = x.type
-        adjust = b.and_(b.icmp_signed("!=", r, cg.const(t, 0)),
-                        b.icmp_signed("==", b.icmp_signed("<", x, cg.const(t, 0)),
-                                      b.icmp_signed("<", y, cg.const(t, 0))))
-        return b.add(q, b.zext(adjust, t))
+        zero = cg.const(t, 0)
+        same_sign = b.icmp_signed("==", b.icmp_signed("<", x, zero), b.icmp_signed("<", y, zero))
+        inexact = b.icmp_signed("!=", r, zero)
+        if up:
+            return b.add(q, b.zext(b.and_(inexact, same_sign), t))
+        return b.sub(q, b.zext(b.and_(inexact, b.not_(same_sign)), t))
+
+    def op_arith_ceildivsi(self, op):
+        return self._rounded_div(op, up=True)
 
     def op_arith_floordivsi(self, op):
-        b = self.builder
-        x, y = self._binary(op)
-        q = self._safe_div(op, True, False)
-        r = self._safe_div(op, True, True)
-        t = x.type
-        adjust = b.and_(b.icmp_signed("!=", r, cg.const(t, 0)),
-                        b.icmp_signed("!=", b.icmp_signed("<", x, cg.const(t, 0)),
-                                      b.icmp_signed("<", y, cg.const(t, 0))))
-        return b.sub(q, b.zext(adjust, t))
+        return self._rounded_div(op, up=False)
 
     def _shift(self, op, kind):
         b = self.builder

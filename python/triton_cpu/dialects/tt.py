@@ -1135,6 +1135,15 @@ class _AtomicOp(IRDLOperation):
         printer.print_string(" : ")
         printer.print_function_type(self.operand_types, self.result_types)
 
+    # The functional form is the default; atomics with another format override these.
+    @classmethod
+    def parse(cls, parser: Parser):
+        return cls._parse_functional(parser)
+
+    def print(self, printer: Printer):
+        self._print_keywords(printer)
+        self._print_functional(printer)
+
 
 @irdl_op_definition
 class AtomicRMWOp(_AtomicOp):
@@ -1155,14 +1164,6 @@ class AtomicRMWOp(_AtomicOp):
     def get_rmw_op(self) -> RMWOp:
         return RMWOp(self.atomic_rmw_op.value.data)
 
-    @classmethod
-    def parse(cls, parser: Parser):
-        return cls._parse_functional(parser)
-
-    def print(self, printer: Printer):
-        self._print_keywords(printer)
-        self._print_functional(printer)
-
 
 @irdl_op_definition
 class AtomicCASOp(_AtomicOp):
@@ -1177,14 +1178,6 @@ class AtomicCASOp(_AtomicOp):
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
-    @classmethod
-    def parse(cls, parser: Parser):
-        return cls._parse_functional(parser)
-
-    def print(self, printer: Printer):
-        self._print_keywords(printer)
-        self._print_functional(printer)
-
 
 @irdl_op_definition
 class AtomicLoadOp(_AtomicOp):
@@ -1197,14 +1190,6 @@ class AtomicLoadOp(_AtomicOp):
     result = result_def()
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        return cls._parse_functional(parser)
-
-    def print(self, printer: Printer):
-        self._print_keywords(printer)
-        self._print_functional(printer)
 
 
 @irdl_op_definition
