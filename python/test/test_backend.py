@@ -81,29 +81,29 @@ def test_inductor_target_is_supported():
 
 
 @triton.jit
-def sum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def asm_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    s = tl.sum(x, axis=0)
-    tl.store(out_ptr, s)
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)
+    tl.store(out_ptr + offs, y)
 
 
 def test_unsupported_op_names_op_kernel_and_line():
+    """GPU inline assembly cannot run on a CPU: a clear error, not a crash."""
     x = torch.randn(64)
-    out = torch.empty(1)
+    out = torch.empty(64)
     with pytest.raises(UnsupportedError) as info:
-        sum_kernel[(1,)](x, out, BLOCK=64)
+        asm_kernel[(1,)](x, out, BLOCK=64)
     msg = str(info.value)
-    src, first = inspect.getsourcelines(sum_kernel.fn)
-    line = first + next(i for i, text in enumerate(src) if "tl.sum" in text)
-    assert "tt.reduce" in msg
-    assert "sum_kernel" in msg
+    src, first = inspect.getsourcelines(asm_kernel.fn)
+    line = first + next(i for i, text in enumerate(src) if "inline_asm_elementwise" in text)
+    assert "tt.elementwise_inline_asm" in msg
+    assert "asm_kernel" in msg
     assert f"{__file__}:{line}" in msg
     # The process is fine and the next kernel works.
     y = torch.randn(64)
-    o = torch.empty(64)
-    add_kernel[(1,)](x, y, o, 64, BLOCK=64)
-    assert torch.equal(o, x + y)
+    add_kernel[(1,)](x, y, out, 64, BLOCK=64)
+    assert torch.equal(out, x + y)
 
 
 def test_per_launch_num_threads_option():

@@ -110,6 +110,7 @@ class FunctionEmitter:
         for la, n in zip(self.pids, PID_ARGS):
             la.name = n
         self.builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        self.allocate_buffers()
         self.emit_block(entry)
         if public:
             self.emit_launch_entry(fn, arg_types, ftype.inputs.data)
@@ -129,6 +130,92 @@ class FunctionEmitter:
                 args.append(b.load(slot, typ=t))
         b.call(fn, args + list(w.args[1:]))
         b.ret_void()
+
+    # -- buffers (materialized tensors) ---------------------------------------
+    STACK_LIMIT = 64 * 1024  # bytes of buffers kept on the stack; the rest goes to scratch
+
+    def allocate_buffers(self):
+        """Every memref.alloca gets its storage once, at function entry: small buffers on
+        the stack, large ones in the runtime's per-thread scratch arena (one call)."""
+        b = self.builder
+        allocas = [op for op in self.op.walk() if op.name == "memref.alloca"]
+        stack, scratch, offset = 0, [], 0
+        for op in allocas:
+            mt = op.results[0].type
+            nbytes = _nbytes(self.me.scalar_type(mt.element_type, memory=True))
+            size = nbytes
+            for d in mt.get_shape():
+                size *= d
+            size = (size + 63) & ~63
+            if stack + size <= self.STACK_LIMIT:
+                stack += size
+                slot = b.alloca(ir.ArrayType(cg.I8, size))
+                slot.align = 64
+                slot.type = cg.PTR  # llvmlite gives allocas a typed pointer; LLVM 22 has opaque ones
+                self.values[op.results[0]] = slot
+            else:
+                scratch.append((op, offset))
+                offset += size
+        if scratch:
+            fn = cg.declare(self.me.module, "tcpu_scratch", cg.PTR, [cg.I64])
+            base = b.call(fn, [ir.Constant(cg.I64, offset)])
+            for op, off in scratch:
+                self.values[op.results[0]] = b.gep(base, [ir.Constant(cg.I64, off)], source_etype=cg.I8)
+
+    def op_memref_alloca(self, op):
+        return self.values[op.results[0]]
+
+    def _element_address(self, ref: SSAValue, indices):
+        """Row-major address of ref[indices]."""
+        b = self.builder
+        mt = ref.type
+        shape = mt.get_shape()
+        elem = self.me.scalar_type(mt.element_type, memory=True)
+        lin = None
+        stride = 1
+        for d, i in reversed(list(zip(shape, indices))):
+            term = self.v(i)
+            if stride != 1:
+                term = b.mul(term, ir.Constant(cg.I64, stride))
+            lin = term if lin is None else b.add(lin, term)
+            stride *= d
+        if lin is None:
+            lin = ir.Constant(cg.I64, 0)
+        return b.gep(self.v(ref), [lin], source_etype=elem)
+
+    def op_memref_load(self, op):
+        ref = op.operands[0]
+        vt = op.results[0].type
+        mem_t = self.me.scalar_type(ref.type.element_type, memory=True)
+        raw = self.builder.load(self._element_address(ref, op.operands[1:]), typ=mem_t, align=_nbytes(mem_t))
+        return self._load_value(raw, vt)
+
+    def op_memref_store(self, op):
+        value, ref = op.operands[0], op.operands[1]
+        x = self._store_value(self.v(value), value.type)
+        self.builder.store(x, self._element_address(ref, op.operands[2:]), align=_nbytes(x.type))
+
+    def op_vector_load(self, op):
+        ref = op.operands[0]
+        vt = op.results[0].type
+        mem_t = self.me.type(vt, memory=True)
+        raw = self.builder.load(self._element_address(ref, op.operands[1:]), typ=mem_t,
+                                align=_nbytes(mem_t.element))
+        return self._load_value(raw, vt)
+
+    def op_vector_store(self, op):
+        value, ref = op.operands[0], op.operands[1]
+        x = self._store_value(self.v(value), value.type)
+        self.builder.store(x, self._element_address(ref, op.operands[2:]), align=_nbytes(x.type.element))
+
+    def op_vector_extract(self, op):
+        pos = op.properties["static_position"].get_values()
+        return self.builder.extract_element(self.v(op.operands[0]), ir.Constant(cg.I32, pos[0]))
+
+    def op_vector_shuffle(self, op):
+        mask = [int(x) for x in op.properties["mask"].get_values()]
+        a, c = self.v(op.operands[0]), self.v(op.operands[1])
+        return self.builder.shuffle_vector(a, c, ir.Constant(ir.VectorType(cg.I32, len(mask)), mask))
 
     # -- blocks and control flow ---------------------------------------------
     def emit_block(self, block: Block):

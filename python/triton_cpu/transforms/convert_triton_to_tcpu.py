@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from math import gcd
 
 from xdsl.context import Context
-from xdsl.dialects import func, math, scf, vector
+from xdsl.dialects import func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr,
+    DenseArrayBase, DenseIntOrFPElementsAttr, i64, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr,
     TensorType, VectorType, i32,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -78,14 +78,29 @@ class Config:
 class TileEmitter:
     """Emits the fused computation of tensor values at one position of a loop nest."""
 
-    def __init__(self, lowering: "FuncLowering", block: Block):
+    def __init__(self, lowering: "FuncLowering", block: Block, before: Operation | None = None):
         self.low = lowering
         self.block = block
+        self.before = before  # insert before this op, or at the end of the block
         self.cache: dict[tuple, SSAValue] = {}
 
     def emit(self, op: Operation) -> SSAValue:
-        self.block.add_op(op)
+        if self.before is not None:
+            self.block.insert_op_before(op, self.before)
+        else:
+            self.block.add_op(op)
         return op.results[0] if op.results else None
+
+    def for_loop(self, lb: int, ub: int, step: int, inits, body):
+        """Emits `scf.for` with loop-carried `inits`; `body(child_emitter, iv, args)` returns
+        the values to yield. Returns the loop's results."""
+        blk = Block(arg_types=[INDEX] + [v.type for v in inits])
+        loop = scf.ForOp(self.const_index(lb), self.const_index(ub), self.const_index(step), list(inits), blk)
+        self.emit(loop)
+        child = TileEmitter(self.low, blk)
+        yielded = body(child, blk.args[0], list(blk.args[1:]))
+        blk.add_op(scf.YieldOp(*yielded))
+        return list(loop.results)
 
     def const_index(self, v: int) -> SSAValue:
         key = ("cidx", v)
@@ -136,9 +151,12 @@ class TileEmitter:
         return hit
 
     def _value(self, v: SSAValue, idx, width) -> SSAValue:
+        buf = self.low.buffers.get(v)
+        if buf is not None:
+            return self.load_buffer(buf, idx, width)
         op = v.owner
         if not isinstance(op, Operation):
-            raise self.low.unsupported(None, "a tensor block argument (loop-carried or yielded tensor)")
+            raise self.low.unsupported(v.block.parent_op(), "a tensor block argument of this operation")
         elem = element_type(v.type)
         name = op.name
         if name == "tt.splat":
@@ -170,6 +188,19 @@ class TileEmitter:
         if name == "tt.load":
             return self._load(op, idx, width)
         return self.low.elementwise(op, lambda x: self.value(x, idx, width), width, self.emit)
+
+    def load_buffer(self, buf: SSAValue, idx, width) -> SSAValue:
+        indices = [self.as_ssa_index(i) for i in idx]
+        if width == 1:
+            return self.emit(memref.LoadOp.get(buf, indices))
+        return self.emit(vector.LoadOp(buf, indices, VectorType(buf.type.element_type, [width])))
+
+    def store_buffer(self, value: SSAValue, buf: SSAValue, idx):
+        indices = [self.as_ssa_index(i) for i in idx]
+        if isinstance(value.type, VectorType):
+            self.emit(vector.StoreOp(value, buf, indices))
+        else:
+            self.emit(memref.StoreOp.get(value, buf, indices))
 
     def _constant(self, op, elem, width):
         attr = _attr(op, "value")
@@ -233,6 +264,9 @@ class FuncLowering:
         self.config = config
         self.axis = AxisInfoAnalysis()
         self.kernel = func_op.properties["sym_name"].data
+        self.buffers: dict[SSAValue, SSAValue] = {}  # materialized tensor -> its memref
+        self.carried: dict[Operation, dict[int, SSAValue]] = {}  # scf op -> result index -> buffer
+        self.loops_to_strip: list[Operation] = []   # scf ops whose tensor operands/results go
 
     # -- errors -------------------------------------------------------------
     def unsupported(self, op: Operation | None, what: str) -> UnsupportedError:
@@ -270,7 +304,8 @@ class FuncLowering:
             raise self.unsupported(op, f"operation '{name}'")
         res_elem = element_type(op.results[0].type)
         rtype = vec_type(res_elem, width)
-        if name == "arith.select" and not is_tensor(op.operands[0]) and width > 1:
+        if name == "arith.select" and is_tensor(op.results[0]) and not is_tensor(op.operands[0]) and width > 1:
+            # A scalar condition choosing between whole tensors.
             operands = [op.operands[0]] + [get(x) for x in op.operands[1:]]
             return emit(arith.SelectOp(*operands))
         operands = [get(x) for x in op.operands]
@@ -346,52 +381,251 @@ class FuncLowering:
         op.erase()
 
     def loop_nest(self, at: Operation, shape, vl, body):
-        """Builds `for i0.. for j step vl: body(idx)` before `at`."""
-        zero = arith.ConstantOp(IntegerAttr(0, INDEX))
-        one = arith.ConstantOp(IntegerAttr(1, INDEX))
-        at.parent_block().insert_ops_before([zero, one], at)
-        insert_block, insert_before = at.parent_block(), at
-        idx: list[Index] = []
+        """Emits `for i0.. for j step vl: body(emitter, idx)` before `at`; dims of the
+        size of their step get the constant index 0 instead of a loop."""
+        self.nest(TileEmitter(self, at.parent_block(), at), shape, vl, body)
+
+    def nest(self, em: "TileEmitter", shape, vl, body):
         steps = [1] * (len(shape) - 1) + [vl]
-        for d, step in zip(shape, steps):
-            if d == step:
-                idx.append(0)
+
+        def level(e, d, idx):
+            if d == len(shape):
+                body(e, tuple(idx))
+                return
+            if shape[d] == steps[d]:
+                level(e, d + 1, idx + [0])
+                return
+
+            def inner(child, iv, _):
+                level(child, d + 1, idx + [iv])
+                return []
+            e.for_loop(0, shape[d], steps[d], [], inner)
+
+        level(em, 0, [])
+
+    # -- materialization -----------------------------------------------------
+    def alloc_buffer(self, tensor_type) -> SSAValue:
+        """A buffer for one tensor, allocated once at function entry (the code
+        generator puts large ones in the per-thread scratch arena)."""
+        entry = self.func.regions[0].blocks[0]
+        elem = element_type(tensor_type)
+        op = memref.AllocaOp.get(elem, 64, list(tensor_type.get_shape()))
+        if entry.first_op is not None:
+            entry.insert_op_before(op, entry.first_op)
+        else:
+            entry.add_op(op)
+        return op.memref
+
+    def materialize_into(self, em: "TileEmitter", value: SSAValue, buf: SSAValue):
+        shape = shape_of(value)
+        vl = self.vector_length(shape, [value])
+        self.nest(em, shape, vl, lambda e, idx: e.store_buffer(e.value(value, idx, vl), buf, idx))
+
+    def inline_region(self, em: "TileEmitter", block: Block, args, width: int):
+        """Clones a combine region (reduce/scan) on `args` with `width` lanes; returns
+        the values its terminator returns."""
+        env = dict(zip(block.args, args))
+        for op in block.ops:
+            if op is block.last_op:
+                return [env[v] for v in op.operands]
+            if op.name == "arith.constant":
+                attr = _attr(op, "value")
+                c = arith.ConstantOp(attr if width == 1 else
+                                     DenseIntOrFPElementsAttr.from_list(VectorType(attr.type, [width]),
+                                                                        [attr.value.data]))
+                env[op.results[0]] = em.emit(c)
                 continue
-            ub = arith.ConstantOp(IntegerAttr(d, INDEX))
-            st = one if step == 1 else arith.ConstantOp(IntegerAttr(step, INDEX))
-            new = [ub] + ([st] if st is not one else [])
-            blk = Block(arg_types=[INDEX])
-            loop = scf.ForOp(zero.result, ub.result, st.results[0], [], blk)
-            if insert_before is not None:
-                insert_block.insert_ops_before(new + [loop], insert_before)
-            else:
-                for o in new + [loop]:
-                    insert_block.add_op(o)
-            idx.append(blk.args[0])
-            insert_block, insert_before = blk, None
-        if insert_before is not None:
-            # No loop at all (a single vector): emit straight-line code.
-            blk = Block()
-            em = TileEmitter(self, blk)
-            body(em, tuple(idx))
-            ops = list(blk.ops)
-            for o in ops:
-                o.detach()
-            insert_block.insert_ops_before(ops, insert_before)
+            env[op.results[0]] = self.elementwise(op, lambda x: env.get(x, x), width, em.emit)
+        raise self.unsupported(block.parent_op(), "a combine region without terminator")
+
+    def _halves(self, em, vec, width):
+        mask_lo = DenseArrayBase.from_list(i64, list(range(width // 2)))
+        mask_hi = DenseArrayBase.from_list(i64, list(range(width // 2, width)))
+        t = VectorType(vec.type.element_type, [width // 2])
+        return (em.emit(vector.ShuffleOp(vec, vec, mask_lo, result_type=t)),
+                em.emit(vector.ShuffleOp(vec, vec, mask_hi, result_type=t)))
+
+    def lower_reduce(self, op: Operation):
+        """tt.reduce: vector accumulators over the other axes, the combine region inlined.
+
+        Along the last axis the lanes are the reduced axis: chunks are combined lane-wise,
+        then the lanes pairwise (a tree). Along another axis the lanes are the output's
+        last axis and the reduced axis is a loop. Results go to buffers, or stay scalars."""
+        axis = _int(op, "axis")
+        inputs = list(op.operands)
+        combine = op.regions[0].blocks[0]
+        in_shape = shape_of(inputs[0])
+        out_shape = in_shape[:axis] + in_shape[axis + 1:]
+        scalar_result = not out_shape
+        bufs = [] if scalar_result else [self.alloc_buffer(r.type) for r in op.results]
+        em = TileEmitter(self, op.parent_block(), op)
+        results = []
+
+        def combine_at(e, accs, idx_in, width):
+            cur = [e.value(x, idx_in, width) for x in inputs]
+            return self.inline_region(e, combine, accs + cur, width)
+
+        if axis == len(in_shape) - 1:
+            d = in_shape[-1]
+            vl = min(d, max(1, 2 * self.config.vector_bits // 32))
+
+            def body(e, idx):
+                accs = [e.value(x, idx + (0,), vl) for x in inputs]
+                if d > vl:
+                    accs = e.for_loop(vl, d, vl, accs,
+                                      lambda c, k, a: combine_at(c, a, idx + (k,), vl))
+                w = vl
+                while w > 1:
+                    halves = [self._halves(e, a, w) for a in accs]
+                    accs = self.inline_region(e, combine, [h[0] for h in halves] + [h[1] for h in halves], w // 2)
+                    w //= 2
+                scalars = [e.emit(vector.ExtractOp(a, [0], element_type(a.type))) if vl > 1 else a for a in accs]
+                if scalar_result:
+                    results.extend(scalars)
+                else:
+                    for v, b in zip(scalars, bufs):
+                        e.store_buffer(v, b, idx)
+            self.nest(em, out_shape, 1, body) if out_shape else body(em, ())
+        else:
+            vl = self.vector_length(out_shape, [])
+            d = in_shape[axis]
+
+            def insert(idx, k):
+                return idx[:axis] + (k,) + idx[axis:]
+
+            def body(e, idx):
+                accs = [e.value(x, insert(idx, 0), vl) for x in inputs]
+                if d > 1:
+                    accs = e.for_loop(1, d, 1, accs, lambda c, k, a: combine_at(c, a, insert(idx, k), vl))
+                for v, b in zip(accs, bufs):
+                    e.store_buffer(v, b, idx)
+            self.nest(em, out_shape, vl, body)
+        if scalar_result:
+            for r, v in zip(op.results, results):
+                r.replace_all_uses_with(v)
+        else:
+            for r, b in zip(op.results, bufs):
+                self.buffers[r] = b
+
+    # -- structured control flow carrying tensors ----------------------------
+    def lower_for(self, op: Operation):
+        """Tensor iter_args live in buffers: the init is materialized before the loop,
+        the body reads the buffer, the yield writes it (see lower_yield)."""
+        body = op.regions[0].blocks[0]
+        carried = {}
+        em = TileEmitter(self, op.parent_block(), op)
+        for i, init in enumerate(op.operands[3:]):
+            if is_tensor(init):
+                buf = self.alloc_buffer(init.type)
+                self.materialize_into(em, init, buf)
+                arg = body.args[1 + i]
+                self.buffers[arg] = buf
+                self.buffers[op.results[i]] = buf
+                carried[i] = buf
+        if carried:
+            self.carried[op] = carried
+            self.loops_to_strip.append(op)
+
+    def lower_if(self, op: Operation):
+        bufs = {i: self.alloc_buffer(r.type) for i, r in enumerate(op.results) if is_tensor(r)}
+        if bufs:
+            for i, b in bufs.items():
+                self.buffers[op.results[i]] = b
+            self.carried[op] = bufs
+            self.loops_to_strip.append(op)
+
+    def lower_yield(self, op: Operation):
+        parent = op.parent_op()
+        bufs = self.carried.get(parent)
+        if not bufs:
             return
-        em = TileEmitter(self, insert_block)
-        body(em, tuple(idx))
-        insert_block.add_op(scf.YieldOp())
-        # Yield terminators for the enclosing loops.
-        b = insert_block
-        while True:
-            parent = b.parent_op()
-            if parent is None or parent is at.parent_op():
-                break
-            outer_block = parent.parent_block()
-            if outer_block.last_op is parent:
-                outer_block.add_op(scf.YieldOp())
-            b = outer_block
+        em = TileEmitter(self, op.parent_block(), op)
+        if parent.name == "scf.if":
+            for i, b in bufs.items():
+                self.materialize_into(em, op.operands[i], b)
+            return
+        # A yielded value may read carried buffers that other yields overwrite, or its own
+        # at other indices: compute such values into temporaries first, then copy.
+        direct, staged = [], []
+        for i, b in bufs.items():
+            v = op.operands[i]
+            (direct if self._in_place_ok(v, parent, i) else staged).append((v, b))
+        temps = []
+        for v, b in staged:
+            t = self.alloc_buffer(v.type)
+            self.materialize_into(em, v, t)
+            temps.append((t, b, v))
+        for v, b in direct:
+            self.materialize_into(em, v, b)
+        for t, b, v in temps:
+            self.copy_buffer(em, t, b, v.type)
+
+    def copy_buffer(self, em, src, dst, tensor_type):
+        shape = tuple(tensor_type.get_shape())
+        vl = self.vector_length(shape, [])
+        self.nest(em, shape, vl, lambda e, idx: e.store_buffer(e.load_buffer(src, idx, vl), dst, idx))
+
+    def _in_place_ok(self, value, loop, index) -> bool:
+        """True when `value` reads the loop's carried tensors only as its own argument
+        `index`, and only elementwise (at the index it writes)."""
+        own = loop.regions[0].blocks[0].args[1 + index]
+        others = {loop.regions[0].blocks[0].args[1 + i] for i in self.carried[loop] if i != index}
+        seen = set()
+
+        def walk(v, shifted):
+            if v in seen or not is_tensor(v):
+                return True
+            seen.add(v)
+            if v is own:
+                return not shifted
+            if v in others:
+                return False
+            if v in self.buffers:
+                return True
+            op = v.owner
+            if not isinstance(op, Operation):
+                return True
+            moves = op.name in ("tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans")
+            return all(walk(x, shifted or moves) for x in op.operands)
+
+        return walk(value, False)
+
+    @staticmethod
+    def strip_yields(op: Operation):
+        """Drops the tensor operands of an scf.for/scf.if's yields (now written to buffers)."""
+        keep = [i for i, r in enumerate(op.results) if not is_tensor(r)]
+        for region in op.regions:
+            for blk in region.blocks:
+                y = blk.last_op
+                if y is not None and y.name == "scf.yield":
+                    new_y = scf.YieldOp(*[y.operands[i] for i in keep])
+                    blk.insert_op_before(new_y, y)
+                    y.detach()
+                    y.erase()
+
+    def strip_tensors(self, op: Operation):
+        """Rebuilds an scf.for/scf.if without its tensor values, once nothing reads them."""
+        keep = [i for i, r in enumerate(op.results) if not is_tensor(r)]
+        if op.name == "scf.for":
+            body = op.regions[0].blocks[0]
+            inits = [op.operands[3 + i] for i in keep]
+            region = op.regions[0]
+            op.detach_region(region)
+            new = scf.ForOp(op.operands[0], op.operands[1], op.operands[2], inits, region)
+            for i in reversed(range(len(op.results))):
+                if i not in keep:
+                    body.erase_arg(body.args[1 + i])
+        else:
+            regions = list(op.regions)
+            for r in regions:
+                op.detach_region(r)
+            new = scf.IfOp(op.operands[0], [op.results[i].type for i in keep], regions[0],
+                           regions[1] if len(regions) > 1 else None)
+        op.parent_block().insert_op_before(new, op)
+        for k, i in enumerate(keep):
+            op.results[i].replace_all_uses_with(new.results[k])
+        op.detach()
+        op.erase()
 
     # -- scalars ------------------------------------------------------------
     def lower_scalar(self, op: Operation):
@@ -454,15 +688,30 @@ class FuncLowering:
             name = op.name
             if name == "tt.store" and is_tensor(op.operands[0]):
                 self.lower_store(op)
+            elif name == "tt.reduce":
+                self.lower_reduce(op)
+                tensor_ops.append(op)
+            elif name == "scf.for":
+                self.lower_for(op)
+            elif name == "scf.if":
+                self.lower_if(op)
+            elif name == "scf.yield":
+                self.lower_yield(op)
+            elif name.startswith("scf."):
+                continue
             elif any(is_tensor(r) for r in op.results) or any(is_tensor(o) for o in op.operands):
                 tensor_ops.append(op)
             elif name.startswith("tt.") and name not in ("tt.return", "tt.func", "tt.call"):
                 self.lower_scalar(op)
+        for op in self.loops_to_strip:
+            self.strip_yields(op)
         # Fused producers are dead now; anything still holding a tensor is unsupported here.
-        for op in reversed(tensor_ops):
-            if all(not r.uses for r in op.results):
-                op.detach()
-                op.erase()
+        # Twice: a loop's tensor inits die only once the loop is rebuilt without them.
+        self._erase_dead(tensor_ops)
+        for op in self.loops_to_strip:
+            if all(not r.uses for r in op.results if is_tensor(r)):
+                self.strip_tensors(op)
+        self._erase_dead(tensor_ops)
         live = [op for op in tensor_ops if op.parent is not None]
         if live:
             # Name the op that keeps the others alive: it consumes tensors without
@@ -474,6 +723,13 @@ class FuncLowering:
             op = (culprits or live)[0]
             raise self.unsupported(op, f"operation '{op.name}' on tensors")
         self._to_func()
+
+    @staticmethod
+    def _erase_dead(ops):
+        for op in reversed(ops):
+            if op.parent is not None and all(not r.uses for r in op.results):
+                op.detach()
+                op.erase()
 
     def _to_func(self):
         f = self.func

@@ -1,0 +1,113 @@
+"""Tensors carried by loops and yielded by ifs, against torch and the interpreter."""
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from triton_cpu.errors import UnsupportedError
+
+
+@triton.jit
+def accumulate_kernel(x_ptr, out_ptr, K, M: tl.constexpr, N: tl.constexpr):
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    acc = tl.zeros((M, N), dtype=tl.float32)
+    ptrs = x_ptr + rows * N + cols
+    for k in range(K):
+        acc += tl.load(ptrs) * (k + 1)
+        ptrs += M * N  # a loop-carried tensor of pointers
+    tl.store(out_ptr + rows * N + cols, acc)
+
+
+def test_loop_carried_accumulator_and_pointers():
+    K, M, N = 5, 8, 32
+    x = torch.randn(K, M, N)
+    out = torch.empty(M, N)
+    accumulate_kernel[(1,)](x, out, K, M=M, N=N)
+    ref = sum(x[k] * (k + 1) for k in range(K))
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
+def swap_kernel(x_ptr, y_ptr, out_ptr, K, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    a = tl.load(x_ptr + offs)
+    b = tl.load(y_ptr + offs)
+    for _ in range(K):
+        a, b = b, a + b  # each new value reads the other carried tensor
+    tl.store(out_ptr + offs, a)
+    tl.store(out_ptr + N + offs, b)
+
+
+@pytest.mark.parametrize("K", [0, 1, 5])
+def test_loop_carried_tensors_that_read_each_other(K, interp):
+    x = torch.randint(0, 5, (16,), dtype=torch.int32)
+    y = torch.randint(0, 5, (16,), dtype=torch.int32)
+    out, ref = torch.empty(32, dtype=torch.int32), torch.empty(32, dtype=torch.int32)
+    swap_kernel[(1,)](x, y, out, K, N=16)
+    interp(swap_kernel)[(1,)](x, y, ref, K, N=16)
+    assert torch.equal(out, ref)
+
+
+@triton.jit
+def shift_kernel(x_ptr, out_ptr, K, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    v = tl.load(x_ptr + offs)
+    for _ in range(K):
+        # Reads its own carried value at other indices: needs a temporary.
+        v = tl.reshape(tl.trans(tl.reshape(v, (2, N // 2))), (N,)) + 1
+    tl.store(out_ptr + offs, v)
+
+
+@pytest.mark.xfail(reason="tl.trans is not lowered yet", raises=UnsupportedError, strict=True)
+def test_loop_carried_tensor_read_at_other_indices():
+    x = torch.arange(16, dtype=torch.int32)
+    out = torch.empty(16, dtype=torch.int32)
+    shift_kernel[(1,)](x, out, 3, N=16)
+    v = x.clone()
+    for _ in range(3):
+        v = v.reshape(2, 8).t().reshape(16) + 1
+    assert torch.equal(out, v)
+
+
+@triton.jit
+def if_tensor_kernel(x_ptr, out_ptr, flag, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    if flag > 0:
+        y = x * 2.0
+    else:
+        y = x - 1.0
+    tl.store(out_ptr + offs, y + 0.5)
+
+
+@pytest.mark.parametrize("flag", [1, 0])
+def test_if_yielding_tensors(flag):
+    x = torch.randn(32)
+    out = torch.empty(32)
+    if_tensor_kernel[(1,)](x, out, flag, N=32)
+    assert torch.equal(out, (x * 2.0 if flag else x - 1.0) + 0.5)
+
+
+@triton.jit
+def running_max_kernel(x_ptr, out_ptr, K, M: tl.constexpr, N: tl.constexpr):
+    # Online-softmax style: a carried row max and sum, with reductions in the loop.
+    rows = tl.arange(0, M)
+    cols = tl.arange(0, N)
+    m = tl.full((M,), -float("inf"), tl.float32)
+    s = tl.zeros((M,), tl.float32)
+    for k in range(K):
+        x = tl.load(x_ptr + k * M * N + rows[:, None] * N + cols[None, :])
+        m_new = tl.maximum(m, tl.max(x, axis=1))
+        s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new[:, None]), axis=1)
+        m = m_new
+    tl.store(out_ptr + rows, m + tl.log(s))
+
+
+def test_online_logsumexp():
+    K, M, N = 4, 8, 16
+    x = torch.randn(K, M, N)
+    out = torch.empty(M)
+    running_max_kernel[(1,)](x, out, K, M=M, N=N)
+    ref = torch.logsumexp(x.permute(1, 0, 2).reshape(M, K * N), dim=1)
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)

@@ -1,0 +1,212 @@
+"""Reductions: every reduction op, along every axis of 1-D to 3-D tensors and over all
+axes, against torch, and against Triton's interpreter on the same kernels."""
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from conftest import interpreted
+
+
+@triton.jit
+def _combine_max_abs(a, b):
+    return tl.maximum(tl.abs(a), tl.abs(b))
+
+
+@triton.jit
+def reduce_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr, RANK: tl.constexpr,
+                  OP: tl.constexpr, AXIS: tl.constexpr, KEEP: tl.constexpr, SCALAR: tl.constexpr):
+    a = tl.arange(0, A)
+    if RANK == 1:
+        x = tl.load(x_ptr + a)
+    elif RANK == 2:
+        b = tl.arange(0, B)
+        x = tl.load(x_ptr + a[:, None] * B + b[None, :])
+    else:
+        b = tl.arange(0, B)
+        c = tl.arange(0, C)
+        x = tl.load(x_ptr + a[:, None, None] * B * C + b[None, :, None] * C + c[None, None, :])
+    if OP == "sum":
+        r = tl.sum(x, axis=AXIS, keep_dims=KEEP)
+    elif OP == "max":
+        r = tl.max(x, axis=AXIS, keep_dims=KEEP)
+    elif OP == "min":
+        r = tl.min(x, axis=AXIS, keep_dims=KEEP)
+    elif OP == "argmax":
+        r = tl.argmax(x, axis=AXIS, keep_dims=KEEP)
+    elif OP == "argmin":
+        r = tl.argmin(x, axis=AXIS, keep_dims=KEEP)
+    elif OP == "xor_sum":
+        r = tl.xor_sum(x, axis=AXIS, keep_dims=KEEP)
+    else:
+        r = tl.reduce(x, AXIS, _combine_max_abs, keep_dims=KEEP)
+    if SCALAR:
+        tl.store(out_ptr, r)
+    else:
+        # Store the result flattened, whatever its rank.
+        n: tl.constexpr = r.numel
+        tl.store(out_ptr + tl.arange(0, n), tl.reshape(r, (n,)))
+
+
+SHAPES = {1: (64, 1, 1), 2: (8, 32, 1), 3: (4, 8, 16)}
+
+
+def _torch_ref(x, op, axis):
+    dims = tuple(range(x.dim())) if axis is None else axis
+    if op == "sum":
+        return x.sum(dim=dims) if x.dtype.is_floating_point else x.sum(dim=dims).to(x.dtype)
+    if op in ("max", "min"):
+        return x.amax(dim=dims) if op == "max" else x.amin(dim=dims)
+    if op == "reduce":
+        return x.abs().amax(dim=dims)
+    raise AssertionError(op)
+
+
+def _scalar(rank, axis, keep):
+    return (rank == 1 or axis is None) and not keep
+
+
+def _run(x, op, axis, keep, rank, out_dtype, kernel=reduce_kernel):
+    A, B, C = SHAPES[rank]
+    n = 1 if axis is None else x.numel() // x.shape[axis]
+    out = torch.empty(n, dtype=out_dtype)
+    kernel[(1,)](x, out, A=A, B=B, C=C, RANK=rank, OP=op, AXIS=axis, KEEP=keep, SCALAR=_scalar(rank, axis, keep))
+    return out
+
+
+@pytest.mark.parametrize("rank, axis", [(1, 0), (1, None), (2, 0), (2, 1), (2, None), (3, 0), (3, 1), (3, 2),
+                                        (3, None)])
+@pytest.mark.parametrize("op", ["sum", "max", "min", "reduce"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.float16], ids=str)
+def test_reduce(op, rank, axis, dtype):
+    shape = SHAPES[rank][:rank]
+    g = torch.Generator().manual_seed(rank * 10 + (axis or 0))
+    if dtype.is_floating_point:
+        x = torch.randn(shape, generator=g).to(dtype)
+    else:
+        x = torch.randint(-1000, 1000, shape, generator=g, dtype=dtype)
+    out = _run(x, op, axis, False, rank, dtype)
+    ref = _torch_ref(x.float() if dtype == torch.float16 and op == "sum" else x, op, axis).reshape(-1)
+    if dtype.is_floating_point and op == "sum":
+        torch.testing.assert_close(out.float(), ref.float(), rtol=2e-3 if dtype == torch.float16 else 1e-5,
+                                   atol=2e-2 if dtype == torch.float16 else 1e-5)
+    else:
+        assert torch.equal(out, ref.to(dtype))
+
+
+@pytest.mark.parametrize("keep", [False, True])
+@pytest.mark.parametrize("rank, axis", [(1, 0), (2, 0), (2, 1), (3, 1), (3, 2)])
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_argminmax_lowest_index_on_ties(op, rank, axis, keep):
+    shape = SHAPES[rank][:rank]
+    g = torch.Generator().manual_seed(7)
+    x = torch.randint(0, 4, shape, generator=g).float()  # many ties
+    out = _run(x, op, axis, keep, rank, torch.int32)
+    # torch.argmax documents the first occurrence on ties, as Triton does.
+    ref = (x.argmax(dim=axis) if op == "argmax" else x.argmin(dim=axis)).reshape(-1).to(torch.int32)
+    assert torch.equal(out, ref)
+
+
+def _int_ref(x, op, axis):
+    a = x.numpy()
+    kw = {} if axis is None else {"axis": axis}
+    if op == "sum":  # wraps in the input type, like Triton's
+        r = a.sum(dtype=a.dtype, **kw)
+    elif op == "xor_sum":
+        r = np.bitwise_xor.reduce(a, axis=axis)
+    elif op == "max":
+        r = a.max(**kw)
+    else:
+        r = a.min(**kw)
+    return torch.from_numpy(np.asarray(r).reshape(-1))
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8], ids=str)
+@pytest.mark.parametrize("op", ["sum", "xor_sum", "max", "min"])
+def test_integer_reductions(op, dtype):
+    """Integer reductions are bit-exact; sums wrap in the input type."""
+    info = torch.iinfo(dtype)
+    x = torch.randint(info.min, info.max, (8, 32), dtype=dtype)
+    for axis in (0, 1, None):
+        n = 1 if axis is None else x.numel() // x.shape[axis]
+        out = torch.empty(n, dtype=dtype)
+        reduce_kernel[(1,)](x, out, A=8, B=32, C=1, RANK=2, OP=op, AXIS=axis, KEEP=False,
+                            SCALAR=_scalar(2, axis, False))
+        assert torch.equal(out, _int_ref(x, op, axis)), f"{op} axis={axis}"
+
+
+@pytest.mark.parametrize("op, axis", [("sum", 1), ("xor_sum", 0), ("argmax", 1)])
+def test_reductions_match_interpreter(op, axis):
+    x = torch.randint(-128, 127, (8, 32), dtype=torch.int8)
+    out_dtype = torch.int32 if op == "argmax" else torch.int8
+    out, ref = torch.empty(x.numel() // x.shape[axis], dtype=out_dtype), torch.empty(x.numel() // x.shape[axis],
+                                                                                      dtype=out_dtype)
+    args = dict(A=8, B=32, C=1, RANK=2, OP=op, AXIS=axis, KEEP=False, SCALAR=False)
+    reduce_kernel[(1,)](x, out, **args)
+    interpreted(reduce_kernel, subprocess=True)[(1,)](x, ref, **args)
+    assert torch.equal(out, ref)
+
+
+@triton.jit
+def _minmax_combine(a_min, a_max, b_min, b_max):
+    return tl.minimum(a_min, b_min), tl.maximum(a_max, b_max)
+
+
+@triton.jit
+def two_operand_kernel(x_ptr, min_ptr, max_ptr, M: tl.constexpr, N: tl.constexpr):
+    r = tl.arange(0, M)[:, None]
+    c = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + r * N + c)
+    lo, hi = tl.reduce((x, x), 1, _minmax_combine)
+    tl.store(min_ptr + tl.arange(0, M), lo)
+    tl.store(max_ptr + tl.arange(0, M), hi)
+
+
+def test_reduce_with_several_operands():
+    x = torch.randn(16, 64)
+    lo, hi = torch.empty(16), torch.empty(16)
+    two_operand_kernel[(1,)](x, lo, hi, M=16, N=64)
+    assert torch.equal(lo, x.amin(1)) and torch.equal(hi, x.amax(1))
+
+
+@triton.jit
+def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(in_ptr + row * in_stride + offs, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    den = tl.sum(num, axis=0)
+    tl.store(out_ptr + row * out_stride + offs, num / den, mask=mask)
+
+
+@pytest.mark.parametrize("M, N", [(7, 100), (64, 1024), (3, 1)])
+def test_row_softmax(M, N, interp):
+    x = torch.randn(M, N)
+    out = torch.empty_like(x)
+    block = triton.next_power_of_2(N)
+    softmax_kernel[(M,)](out, x, x.stride(0), out.stride(0), N, BLOCK=block)
+    torch.testing.assert_close(out, torch.softmax(x, dim=1), rtol=1e-5, atol=1e-6)
+    if N == 100:
+        ref = torch.empty_like(x)
+        interp(softmax_kernel, subprocess=True)[(M,)](ref, x, x.stride(0), ref.stride(0), N, BLOCK=block)
+        torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-6)
+
+
+@triton.jit
+def large_reduce_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    # 256 x 256 fp32 = 256 KiB of intermediate: the column sums go to the scratch arena.
+    r = tl.arange(0, M)[:, None]
+    c = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + r * N + c)
+    s = tl.sum(x * 2.0, axis=0)
+    tl.store(out_ptr + tl.arange(0, N), s)
+
+
+def test_large_block_reduction():
+    x = torch.randn(256, 256)
+    out = torch.empty(256)
+    large_reduce_kernel[(1,)](x, out, M=256, N=256)
+    torch.testing.assert_close(out, (x * 2.0).sum(0), rtol=1e-5, atol=1e-4)
