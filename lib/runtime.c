@@ -42,6 +42,151 @@ void tcpu_error_clear(void) {
   atomic_store(&error_flag, 0);
 }
 
+/* ---- tt.print ---------------------------------------------------------------------- */
+
+/* Width of index d: ceil(log10(extent)), computed without floating point. */
+static int index_width(int32_t extent) {
+  int w = 0;
+  for (int64_t p = 1; p < extent; p *= 10)
+    ++w;
+  return w;
+}
+
+static double half_to_double(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
+  if (exp == 0) {
+    double v = (double)man * 0x1p-24; /* zero or subnormal: exact */
+    return sign ? -v : v;
+  }
+  if (exp == 31)
+    u = sign | 0x7f800000u | (man << 13); /* inf / nan (payload kept) */
+  else
+    u = sign | ((exp + 112) << 23) | (man << 13);
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static double float_value(int32_t type, int32_t bits, uint64_t value) {
+  if (type == TCPU_PRINT_BF16) {
+    uint32_t u = (uint32_t)(value & 0xffff) << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  if (bits == 16)
+    return half_to_double((uint16_t)value);
+  if (bits == 32) {
+    uint32_t u = (uint32_t)value;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  double d;
+  memcpy(&d, &value, 8);
+  return d;
+}
+
+/* Appends the formatted value the way PrintOpToLLVM's format substring and the NVIDIA
+ * printf promotion (ints < 32 bits to i32 by sext/zext, floats to f64) print it. */
+static int format_value(char *out, size_t size, int32_t type, int32_t bits, int32_t hex,
+                        uint64_t value) {
+  if (type == TCPU_PRINT_PTR)
+    return snprintf(out, size, "%p", (void *)(uintptr_t)value);
+  if (type == TCPU_PRINT_BF16 ||
+      (type == TCPU_PRINT_FLOAT && (bits == 16 || bits == 32 || bits == 64))) {
+    double d = float_value(type, bits, value);
+    return snprintf(out, size, hex ? "%a" : "%f", d);
+  }
+  if ((type != TCPU_PRINT_UINT && type != TCPU_PRINT_SINT) || bits < 1 || bits > 64)
+    return snprintf(out, size, "<tcpu_print: unsupported type %d/%d>", (int)type, (int)bits);
+  int is_signed = type == TCPU_PRINT_SINT;
+  uint64_t v = value;
+  if (bits < 64) {
+    uint64_t mask = ((uint64_t)1 << bits) - 1;
+    v &= mask;
+    if (is_signed && (v >> (bits - 1)) & 1)
+      v |= ~mask; /* sign-extend to 64 */
+  }
+  if (hex) {
+    /* "0x%0<bits/4>x", or with ll above 32 bits; ignoring the index width. */
+    int digits = bits / 4;
+    if (bits > 32)
+      return snprintf(out, size, "0x%0*llx", digits, (unsigned long long)v);
+    return snprintf(out, size, "0x%0*x", digits, (unsigned)(uint32_t)v);
+  }
+  if (bits > 32)
+    return is_signed ? snprintf(out, size, "%lli", (long long)v)
+                     : snprintf(out, size, "%llu", (unsigned long long)v);
+  return is_signed ? snprintf(out, size, "%i", (int)(int32_t)(uint32_t)v)
+                   : snprintf(out, size, "%u", (unsigned)(uint32_t)v);
+}
+
+/* PrintOpToLLVM passes at most 32 printf operands: 3 pids, the value, and so at most
+ * 27 indices (it reserves 2); dimension 27 on prints "... (truncated)" instead. */
+enum { MAX_PRINTED_RANK = 32 - 3 - 2 };
+
+void tcpu_print(const char *prefix, int32_t pid_x, int32_t pid_y, int32_t pid_z, int32_t rank,
+                const int32_t *idx, const int32_t *shape, int32_t operand, int32_t num_operands,
+                int32_t type, int32_t bits, int32_t hex, uint64_t value) {
+  if (!prefix)
+    prefix = "";
+  size_t prefix_len = strlen(prefix);
+  /* Fixed part: pids 3*10, idx at most 28 entries of <= 12 chars, "(operand n) ", a value
+   * (%f of a double is at most ~320 chars). */
+  size_t cap = prefix_len + 1024;
+  char stack_buf[2048];
+  char *buf = cap <= sizeof stack_buf ? stack_buf : malloc(cap);
+  if (!buf)
+    return;
+  size_t n = 0;
+#define APPEND(...)                                                                          \
+  do {                                                                                       \
+    int k_ = snprintf(buf + n, cap - n, __VA_ARGS__);                                        \
+    if (k_ > 0)                                                                              \
+      n += (size_t)k_ < cap - n ? (size_t)k_ : cap - n - 1;                                  \
+  } while (0)
+  /* pids are i32 formatted "%u" (getFormatSubstr of a signless int). */
+  APPEND("pid (%u, %u, %u)", (unsigned)pid_x, (unsigned)pid_y, (unsigned)pid_z);
+  if (num_operands > 0) {
+    APPEND(" idx (");
+    for (int32_t d = 0; d < rank; ++d) {
+      if (d != 0)
+        APPEND(", ");
+      if (d == MAX_PRINTED_RANK) {
+        APPEND("... (truncated)");
+        break;
+      }
+      int w = shape ? index_width(shape[d]) : 0;
+      APPEND("%*u", w, (unsigned)(idx ? idx[d] : 0));
+    }
+    APPEND(")");
+  }
+  if (prefix_len < cap - n) {
+    memcpy(buf + n, prefix, prefix_len);
+    n += prefix_len;
+    buf[n] = 0;
+  }
+  if (num_operands > 0) {
+    if (num_operands > 1)
+      APPEND("(operand %d) ", (int)operand);
+    int k = format_value(buf + n, cap - n, type, bits, hex, value);
+    if (k > 0)
+      n += (size_t)k < cap - n ? (size_t)k : cap - n - 1;
+  }
+#undef APPEND
+  buf[n++] = '\n';
+  /* One locked write per line, then flush: lines of concurrent programs stay whole, and
+   * everything is on fd 1 before the launch returns to Python (stdout is a pipe or file
+   * when captured, i.e. fully buffered). */
+  flockfile(stdout);
+  fwrite_unlocked(buf, 1, n, stdout);
+  fflush_unlocked(stdout);
+  funlockfile(stdout);
+  if (buf != stack_buf)
+    free(buf);
+}
+
 static _Thread_local void *scratch_buf;
 static _Thread_local size_t scratch_size;
 

@@ -28,9 +28,53 @@ typedef void (*tcpu_kernel_entry)(void **args, int32_t px, int32_t py, int32_t p
                                   int32_t gx, int32_t gy, int32_t gz);
 
 /* Device-side assert. Records the first failure of a launch; the kernel then
- * returns from the failing program. The launcher turns it into RuntimeError. */
+ * returns from the failing program. The launcher turns it into RuntimeError with
+ *   "device-side assert triggered: <file>:<line>: <func>: block: [<x>, <y>, <z>]
+ *    Assertion `<msg>` failed."
+ * (one line; CUDA's __assertfail text, with the program id as the block). */
 void tcpu_assert_fail(const char *msg, const char *file, int32_t line, const char *func,
                       int32_t px, int32_t py, int32_t pz);
+
+/* tt.print: writes ONE line to stdout in the format of Triton's GPU backend
+ * (lib/Conversion/TritonGPUToLLVM/PrintOpToLLVM.cpp plus the NVIDIA printf promotion):
+ *
+ *   num_operands == 0:  "pid (<x>, <y>, <z>)<prefix>\n"   (all other arguments ignored)
+ *   otherwise:          "pid (<x>, <y>, <z>) idx (<i0>, <i1>, ...)<prefix>[(operand <n>) ]<value>\n"
+ *
+ * prefix        the op's prefix attribute, written verbatim (the frontend already made it
+ *               " name: "; it is never interpreted as a format string). NULL means "".
+ * pid_x/y/z     the program id.
+ * rank          the rank of the printed operand; 0 for a scalar operand, which prints "idx ()".
+ * idx           `rank` indices of this element (may be NULL when rank == 0).
+ * shape         `rank` extents of the operand; index d is right-aligned to width
+ *               ceil(log10(shape[d])) (0 for extents <= 1). NULL means no padding.
+ *               Like the GPU (32 printf operands), dimension 27 on prints "... (truncated)".
+ * operand       which operand of the print op this element belongs to (0-based);
+ * num_operands  how many the op has: "(operand <n>) " is written only when it is > 1.
+ * type, bits    the element type, TCPU_PRINT_* below:
+ *                 TCPU_PRINT_UINT  integer of `bits` (1, 8, 16, 32, 64) printed unsigned
+ *                 TCPU_PRINT_SINT  integer of `bits` printed signed (the op's isSigned[operand])
+ *                 TCPU_PRINT_FLOAT IEEE float of `bits` (16 = fp16, 32 = fp32, 64 = fp64)
+ *                 TCPU_PRINT_BF16  bfloat16 (`bits` ignored)
+ *                 TCPU_PRINT_PTR   pointer (`bits` ignored)
+ * hex           the op's hex flag: integers as "0x" + bits/4 zero-padded hex digits
+ *               (integers narrower than 32 bits are promoted first, signed ones by
+ *               sign extension, so int8 -1 is 0xffffffff as on the GPU), floats as %a.
+ * value         the element's bits in the low `bits` bits (floats: the bit pattern; pointers:
+ *               the address); higher bits are ignored, so zext, sext or anyext all work.
+ *
+ * Values: ints %i/%u (%lli/%llu for 64 bits), floats widened to double and printed %f,
+ * pointers %p. The line is written with one locked stdio call and stdout is flushed, so
+ * lines of concurrent programs never interleave and all output is visible when the launch
+ * returns. */
+#define TCPU_PRINT_UINT 0
+#define TCPU_PRINT_SINT 1
+#define TCPU_PRINT_FLOAT 2
+#define TCPU_PRINT_BF16 3
+#define TCPU_PRINT_PTR 4
+void tcpu_print(const char *prefix, int32_t pid_x, int32_t pid_y, int32_t pid_z, int32_t rank,
+                const int32_t *idx, const int32_t *shape, int32_t operand, int32_t num_operands,
+                int32_t type, int32_t bits, int32_t hex, uint64_t value);
 
 /* Launcher side: 1 and the message if an assert failed since the last clear. */
 int tcpu_error_pending(void);
