@@ -475,11 +475,14 @@ class FuncLowering:
                     accs = e.for_loop(vl, d, vl, accs,
                                       lambda c, k, a: combine_at(c, a, idx + (k,), vl))
                 w = vl
-                while w > 1:
+                while w > 2:
                     halves = [self._halves(e, a, w) for a in accs]
                     accs = self.inline_region(e, combine, [h[0] for h in halves] + [h[1] for h in halves], w // 2)
                     w //= 2
-                scalars = [e.emit(vector.ExtractOp(a, [0], element_type(a.type))) if vl > 1 else a for a in accs]
+                if w == 2:
+                    lanes = [[e.emit(vector.ExtractOp(a, [k], a.type.element_type)) for a in accs] for k in (0, 1)]
+                    accs = self.inline_region(e, combine, lanes[0] + lanes[1], 1)
+                scalars = accs
                 if scalar_result:
                     results.extend(scalars)
                 else:
