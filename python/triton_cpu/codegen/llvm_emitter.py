@@ -52,6 +52,7 @@ class ModuleEmitter:
     def __init__(self, name: str, vector_bits: int):
         self.module = ir.Module(name=name)
         self.math = MathLib(vector_bits)
+        self._strings = {}
 
     # -- types --------------------------------------------------------------
     def scalar_type(self, t, memory: bool = False) -> ir.Type:
@@ -76,6 +77,20 @@ class ModuleEmitter:
             (n,) = t.get_shape()
             return ir.VectorType(self.scalar_type(t.element_type, memory), n)
         return self.scalar_type(t, memory)
+
+    def cstring(self, text: str) -> ir.GlobalVariable:
+        """A private constant NUL-terminated string (deduplicated)."""
+        data = text.encode() + b"\0"
+        key = ("str", data)
+        g = self._strings.get(key)
+        if g is None:
+            t = ir.ArrayType(cg.I8, len(data))
+            g = ir.GlobalVariable(self.module, t, name=f".str.{len(self._strings)}")
+            g.global_constant = True
+            g.linkage = "private"
+            g.initializer = ir.Constant(t, bytearray(data))
+            self._strings[key] = g
+        return g
 
     # -- functions ----------------------------------------------------------
     def emit_module(self, module_op):
@@ -763,6 +778,74 @@ class FunctionEmitter:
         ibits = cg.with_scalar(dst, ir.IntType(_fbits(dst)))
         stepped = b.bitcast(b.sub(b.bitcast(r, ibits), cg.const(ibits, 1)), dst)
         return b.select(away, stepped, r)
+
+    # -- debug ops ----------------------------------------------------------
+    # Type codes of tcpu_print (include/triton_cpu/runtime.h).
+    _PRINT_UINT, _PRINT_SINT, _PRINT_FLOAT, _PRINT_BF16, _PRINT_PTR = range(5)
+
+    def entry_alloca(self, t: ir.Type):
+        """Stack slot in the entry block, so that loops do not grow the stack."""
+        b = ir.IRBuilder(self.fn.entry_basic_block)
+        b.position_at_start(self.fn.entry_basic_block)
+        slot = b.alloca(t)
+        slot.type = cg.PTR
+        return slot
+
+    def op_tcpu_print(self, op):
+        b = self.builder
+        me = self.me
+        rank = len(op.indices)
+        idx_ptr = ir.Constant(cg.PTR, None)
+        shape_ptr = ir.Constant(cg.PTR, None)
+        if rank:
+            arr = ir.ArrayType(cg.I32, rank)
+            idx_ptr = self.entry_alloca(arr)
+            for k, i in enumerate(op.indices):
+                b.store(self.v(i), b.gep(idx_ptr, [ir.Constant(cg.I64, k)], source_etype=cg.I32))
+            shape = [int(x) for x in op.shape.get_values()]
+            g = ir.GlobalVariable(me.module, arr, name=f".shape.{len(me._strings)}.{id(op)}")
+            g.global_constant = True
+            g.linkage = "private"
+            g.initializer = ir.Constant(arr, shape)
+            shape_ptr = g
+        type_code, bits, value = self._PRINT_UINT, 32, ir.Constant(cg.I64, 0)
+        if op.value is not None:
+            x = self.v(op.value)
+            vt = op.value.type
+            t = x.type
+            if is_bf16(vt):
+                type_code, bits = self._PRINT_BF16, 16
+                value = b.zext(self.f32_to_bf16_bits(b, x), cg.I64)
+            elif isinstance(t, ir.PointerType):
+                type_code, bits, value = self._PRINT_PTR, 64, b.ptrtoint(x, cg.I64)
+            elif isinstance(t, ir.IntType):
+                signed = bool(op.is_signed.value.data)
+                type_code, bits = (self._PRINT_SINT if signed else self._PRINT_UINT), t.width
+                value = x if t.width == 64 else (b.sext(x, cg.I64) if signed else b.zext(x, cg.I64))
+            else:
+                type_code, bits = self._PRINT_FLOAT, _fbits(t)
+                ibits = b.bitcast(x, ir.IntType(bits))
+                value = ibits if bits == 64 else b.zext(ibits, cg.I64)
+        fn = cg.declare(me.module, "tcpu_print", cg.VOID,
+                        [cg.PTR, cg.I32, cg.I32, cg.I32, cg.I32, cg.PTR, cg.PTR, cg.I32, cg.I32, cg.I32, cg.I32,
+                         cg.I32, cg.I64])
+        i32 = lambda v: ir.Constant(cg.I32, v)
+        b.call(fn, [me.cstring(op.prefix.data), *self.pids[:3], i32(rank), idx_ptr, shape_ptr,
+                    i32(op.operand.value.data), i32(op.num_operands.value.data), i32(type_code), i32(bits),
+                    i32(int(op.hex.value.data)), value])
+
+    def op_tcpu_assert(self, op):
+        """On a false lane: record the failure, then leave the program, as a GPU would."""
+        b = self.builder
+        me = self.me
+        cond = self.v(op.condition)
+        ok = self._all_lanes(cond) if isinstance(cond.type, ir.VectorType) else cond
+        fn = cg.declare(me.module, "tcpu_assert_fail", cg.VOID,
+                        [cg.PTR, cg.PTR, cg.I32, cg.PTR, cg.I32, cg.I32, cg.I32])
+        with b.if_then(b.not_(ok), likely=False):
+            b.call(fn, [me.cstring(op.message.data), me.cstring(op.file.data),
+                        ir.Constant(cg.I32, op.line.value.data), me.cstring(op.function.data), *self.pids[:3]])
+            b.ret_void()
 
     # -- memory -------------------------------------------------------------
     def _mem_elem(self, op, value_type):

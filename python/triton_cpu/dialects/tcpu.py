@@ -12,7 +12,7 @@ each with an optional mask (masked-off lanes are never touched) and, for
 loads, an optional `other` value for those lanes.
 """
 from xdsl.dialects.builtin import (
-    AnyAttr, BoolAttr, I32, IntegerAttr, IntegerType, StringAttr, VectorType, i32,
+    AnyAttr, BoolAttr, DenseArrayBase, I32, IntegerAttr, IntegerType, StringAttr, VectorType, i32,
 )
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
@@ -208,9 +208,53 @@ class ScatterOp(_StoreBase):
     name = "tcpu.scatter"
 
 
+@irdl_op_definition
+class PrintOp(IRDLOperation):
+    """Prints one element (or, with no value, the prefix alone) in Triton's GPU format:
+    `pid (x, y, z) idx (i, j) <prefix><value>`; `indices` are the element's indices in an
+    operand of shape `shape`."""
+    name = "tcpu.print"
+    value = opt_operand_def()
+    indices = var_operand_def()
+    prefix = prop_def(StringAttr)
+    hex = prop_def(BoolAttr)
+    is_signed = prop_def(BoolAttr)
+    operand = prop_def(IntegerAttr)
+    num_operands = prop_def(IntegerAttr)
+    shape = prop_def(DenseArrayBase)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, value, indices, prefix: str, hex: bool, is_signed: bool, operand: int,
+                 num_operands: int, shape):
+        super().__init__(operands=[[value] if value is not None else [], list(indices)], properties={
+            "prefix": StringAttr(prefix), "hex": BoolAttr.from_bool(hex),
+            "is_signed": BoolAttr.from_bool(is_signed), "operand": _int_attr(operand),
+            "num_operands": _int_attr(num_operands), "shape": DenseArrayBase.from_list(i32, list(shape))})
+
+
+@irdl_op_definition
+class AssertOp(IRDLOperation):
+    """Device assert: when a lane of `condition` is false, records the failure
+    (raised as RuntimeError by the launcher) and returns from the program."""
+    name = "tcpu.assert"
+    condition = operand_def()
+    message = prop_def(StringAttr)
+    file = prop_def(StringAttr)
+    line = prop_def(IntegerAttr)
+    function = prop_def(StringAttr)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, condition, message: str, file: str, line: int, function: str):
+        super().__init__(operands=[condition], properties={
+            "message": StringAttr(message), "file": StringAttr(file), "line": _int_attr(line),
+            "function": StringAttr(function)})
+
+
 TCPU = Dialect(
     "tcpu",
     [ProgramIdOp, NumProgramsOp, IotaOp, AddPtrOp, PtrToIntOp, IntToPtrOp, BitcastOp, FpToFpOp,
-     MulhiUIOp, ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp],
+     MulhiUIOp, ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp, PrintOp,
+     AssertOp],
     [],
 )

@@ -510,6 +510,47 @@ class FuncLowering:
             for r, b in zip(op.results, bufs):
                 self.buffers[r] = b
 
+    # -- debug ops ------------------------------------------------------------
+    def lower_print(self, op: Operation):
+        """One tcpu.print per element, operand after operand, as the GPU prints them."""
+        prefix = op.prefix.data
+        hex_ = bool(op.hex.value.data)
+        signed = list(op.isSigned.get_values())
+        args = list(op.operands)
+        em = TileEmitter(self, op.parent_block(), op)
+        if not args:
+            em.emit(tcpu.PrintOp(None, [], prefix, hex_, False, 0, 0, []))
+        for k, v in enumerate(args):
+            is_signed = bool(signed[k]) if k < len(signed) else False
+            if not is_tensor(v):
+                em.emit(tcpu.PrintOp(v, [], prefix, hex_, is_signed, k, len(args), []))
+                continue
+            shape = shape_of(v)
+
+            def body(e, idx, v=v, k=k, is_signed=is_signed, shape=shape):
+                i32s = [e.emit(arith.IndexCastOp(e.as_ssa_index(i), i32)) for i in idx]
+                e.emit(tcpu.PrintOp(e.value(v, idx, 1), i32s, prefix, hex_, is_signed, k, len(args), shape))
+            self.nest(em, shape, 1, body)
+        op.detach()
+        op.erase()
+
+    def lower_assert(self, op: Operation):
+        from triton_cpu.dialects.ttir import user_location
+        cond = op.operands[0]
+        loc = user_location(op)
+        file, line = (loc[0], loc[1]) if loc else ("<unknown>", 0)
+        message = op.message.data
+        em = TileEmitter(self, op.parent_block(), op)
+        if not is_tensor(cond):
+            em.emit(tcpu.AssertOp(cond, message, file, line, self.kernel))
+        else:
+            shape = shape_of(cond)
+            vl = self.vector_length(shape, [cond])
+            self.nest(em, shape, vl, lambda e, idx: e.emit(
+                tcpu.AssertOp(e.value(cond, idx, vl), message, file, line, self.kernel)))
+        op.detach()
+        op.erase()
+
     # -- structured control flow carrying tensors ----------------------------
     def lower_for(self, op: Operation):
         """Tensor iter_args live in buffers: the init is materialized before the loop,
@@ -691,6 +732,10 @@ class FuncLowering:
             name = op.name
             if name == "tt.store" and is_tensor(op.operands[0]):
                 self.lower_store(op)
+            elif name == "tt.print":
+                self.lower_print(op)
+            elif name == "tt.assert":
+                self.lower_assert(op)
             elif name == "tt.reduce":
                 self.lower_reduce(op)
                 tensor_ops.append(op)
