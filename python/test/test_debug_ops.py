@@ -49,8 +49,8 @@ def test_device_print_2d_hex_and_floats(tmp_path):
     """)
     assert "pid (0, 0, 0) idx (0,  0) h: 0x0000" in lines
     assert "pid (0, 0, 0) idx (1, 15) h: 0x001f" in lines
-    assert "pid (0, 0, 0) idx (0) 1.500000" in lines
-    assert "pid (0, 0, 0) idx (1) -0.250000" in lines
+    assert "pid (0, 0, 0) idx (0): 1.500000" in lines
+    assert "pid (0, 0, 0) idx (1): -0.250000" in lines
 
 
 @triton.jit
