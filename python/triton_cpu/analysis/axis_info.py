@@ -78,6 +78,14 @@ def _int_value(attr):
     return None
 
 
+def _join(a: AxisInfo, b: AxisInfo) -> AxisInfo:
+    """What holds for both (a value that may be either)."""
+    return AxisInfo(tuple(gcd(x, y) for x, y in zip(a.contiguity, b.contiguity)),
+                    tuple(gcd(x, y) for x, y in zip(a.divisibility, b.divisibility)),
+                    tuple(gcd(x, y) for x, y in zip(a.constancy, b.constancy)),
+                    a.value if a.value == b.value else None)
+
+
 class AxisInfoAnalysis:
     """Computes AxisInfo lazily, on demand, for values of a TTIR function."""
 
@@ -99,6 +107,8 @@ class AxisInfoAnalysis:
             if owner is not None and owner.name in ("tt.func", "func.func") and value.block is owner.regions[0].blocks[0]:
                 div = self._arg_divisibility(owner, value.index)
                 return AxisInfo((1,) * len(shape), (div,) * len(shape), (1,) * len(shape))
+            if owner is not None and owner.name == "scf.for" and value.index > 0:
+                return self._loop_carried(owner, value)
             return AxisInfo.unknown(shape)
         assert isinstance(value, OpResult)
         op = value.op
@@ -106,6 +116,27 @@ class AxisInfoAnalysis:
         if rule is None:
             return AxisInfo.unknown(shape)
         return rule(op, shape)
+
+    def _loop_carried(self, loop, arg) -> AxisInfo:
+        """Fixpoint over the loop: start from the init's info, join with what the yield
+        computes from it, until stable (like `a_ptrs += BLOCK_K * stride` keeping the
+        contiguity of `a_ptrs`)."""
+        i = arg.index - 1
+        init = loop.operands[3 + i]
+        yielded = loop.regions[0].blocks[0].last_op.operands[i]
+        info = self.get(init)
+        for _ in range(4):
+            mark = len(self.cache)
+            self.cache[arg] = info
+            out = self.get(yielded)
+            joined = _join(info, out)
+            # Forget what was derived from the assumption; keep it only when it held.
+            for key in list(self.cache)[mark:]:
+                del self.cache[key]
+            if joined == info:
+                return info
+            info = joined
+        return AxisInfo.unknown(shape_of(arg))
 
     @staticmethod
     def _arg_divisibility(func, index: int) -> int:

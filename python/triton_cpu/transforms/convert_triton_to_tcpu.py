@@ -63,6 +63,24 @@ def is_tensor(value: SSAValue) -> bool:
     return isinstance(value.type, TensorType)
 
 
+def _bits(t) -> int:
+    if isinstance(t, IntegerType):
+        return t.width.data
+    return getattr(t, "bitwidth", 32)
+
+
+def _widen(v: SSAValue, src, dst, width: int) -> Operation:
+    """Converts `v` (elements of type `src`) to `dst` for the dot's accumulation."""
+    rt = vec_type(dst, width)
+    if isinstance(dst, IntegerType):
+        return arith.ExtSIOp(v, rt) if _bits(src) < _bits(dst) else arith.TruncIOp(v, rt)
+    if isinstance(src, IntegerType):
+        return arith.SIToFPOp(v, rt)
+    if _bits(src) < _bits(dst):
+        return arith.ExtFOp(v, rt)
+    return arith.TruncFOp(v, rt)
+
+
 def vec_type(elem: Attribute, width: int) -> Attribute:
     return elem if width == 1 else VectorType(elem, [width])
 
@@ -386,7 +404,9 @@ class FuncLowering:
         self.nest(TileEmitter(self, at.parent_block(), at), shape, vl, body)
 
     def nest(self, em: "TileEmitter", shape, vl, body):
-        steps = [1] * (len(shape) - 1) + [vl]
+        self.nest_steps(em, shape, [1] * (len(shape) - 1) + [vl], body)
+
+    def nest_steps(self, em: "TileEmitter", shape, steps, body):
 
         def level(e, d, idx):
             if d == len(shape):
@@ -417,6 +437,8 @@ class FuncLowering:
         return op.memref
 
     def materialize_into(self, em: "TileEmitter", value: SSAValue, buf: SSAValue):
+        if self.buffers.get(value) is buf:
+            return  # already there (a dot that accumulated in place)
         shape = shape_of(value)
         vl = self.vector_length(shape, [value])
         self.nest(em, shape, vl, lambda e, idx: e.store_buffer(e.value(value, idx, vl), buf, idx))
@@ -509,6 +531,81 @@ class FuncLowering:
         else:
             for r, b in zip(op.results, bufs):
                 self.buffers[r] = b
+
+    # -- dot ------------------------------------------------------------------
+    def pack(self, em: "TileEmitter", value: SSAValue, elem) -> SSAValue:
+        """A row-major buffer holding `value` converted to `elem` (the accumulation type),
+        so the micro-kernel reads plain contiguous rows."""
+        shape = shape_of(value)
+        src_elem = element_type(value.type)
+        buf = self.alloc_buffer(TensorType(elem, shape))
+        vl = self.vector_length(shape, [value])
+
+        def body(e, idx):
+            v = e.value(value, idx, vl)
+            if src_elem != elem:
+                v = e.emit(_widen(v, src_elem, elem, vl))
+            e.store_buffer(v, buf, idx)
+        self.nest(em, shape, vl, body)
+        return buf
+
+    def lower_dot(self, op: Operation):
+        """tt.dot: C = A @ B + C0 with a register-blocked micro-kernel.
+
+        A and B are packed to buffers in the accumulation type (fp16/bf16/fp8 widen to
+        fp32, int8 to int32; tf32 is computed as full fp32). For each MR x (NR*VL) tile
+        of C, MR*NR vector accumulators stay in registers over the whole K loop; each
+        step loads NR vectors of a row of B and broadcasts MR scalars of a column of A.
+        A leading batch dimension (3-D dot) is an outer loop."""
+        a, b, c0 = op.operands
+        out = op.results[0]
+        shape = shape_of(out)
+        acc_elem = element_type(out.type)
+        batch = shape[:-2]
+        M, N = shape[-2:]
+        K = shape_of(a)[-1]
+        is_float = not isinstance(acc_elem, IntegerType)
+        em = TileEmitter(self, op.parent_block(), op)
+        a_buf = self.pack(em, a, acc_elem)
+        b_buf = self.pack(em, b, acc_elem)
+        # Write C in place into C0's buffer when nothing else reads C0.
+        c_buf = self.buffers.get(c0)
+        if c_buf is None or len(list(c0.uses)) != 1:
+            c_buf = self.alloc_buffer(out.type)
+            self.materialize_into(em, c0, c_buf)
+        lanes = max(1, self.config.vector_bits // max(8, _bits(acc_elem)))
+        VL = min(lanes, N)
+        NR = 2 if N >= 2 * VL else 1
+        MR = min(4, M)
+        vt = VectorType(acc_elem, [VL]) if VL > 1 else acc_elem
+
+        def tile(e, idx):
+            pre = idx[:-2]
+            i0, j0 = idx[-2], idx[-1]
+            rows = [e.idx_add(i0, m) for m in range(MR)]
+            cols = [e.idx_add(j0, n * VL) for n in range(NR)]
+            accs = [e.load_buffer(c_buf, pre + (r, c), VL) for r in rows for c in cols]
+
+            def step(k_em, k, accs):
+                bs = [k_em.load_buffer(b_buf, pre + (k, c), VL) for c in cols]
+                new = []
+                for mi, r in enumerate(rows):
+                    av = k_em.load_buffer(a_buf, pre + (r, k), 1)
+                    if VL > 1:
+                        av = k_em.emit(vector.BroadcastOp(av, vt))
+                    for ni in range(NR):
+                        acc = accs[mi * NR + ni]
+                        if is_float:
+                            new.append(k_em.emit(math.FmaOp(av, bs[ni], acc)))
+                        else:
+                            new.append(k_em.emit(arith.AddiOp(acc, k_em.emit(arith.MuliOp(av, bs[ni])))))
+                return new
+            accs = e.for_loop(0, K, 1, accs, step)
+            for (r, c), v in zip([(r, c) for r in rows for c in cols], accs):
+                e.store_buffer(v, c_buf, pre + (r, c))
+
+        self.nest_steps(em, batch + (M, N), [1] * len(batch) + [MR, NR * VL], tile)
+        self.buffers[out] = c_buf
 
     # -- debug ops ------------------------------------------------------------
     def lower_print(self, op: Operation):
@@ -736,6 +833,9 @@ class FuncLowering:
                 self.lower_print(op)
             elif name == "tt.assert":
                 self.lower_assert(op)
+            elif name == "tt.dot":
+                self.lower_dot(op)
+                tensor_ops.append(op)
             elif name == "tt.reduce":
                 self.lower_reduce(op)
                 tensor_ops.append(op)
