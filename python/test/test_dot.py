@@ -1,0 +1,128 @@
+"""tl.dot: dtypes, accumulators, output types, precisions, shapes; the tutorial matmul."""
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, d_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+               ACC: tl.constexpr, PRECISION: tl.constexpr, OUT: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    if ACC:
+        c = tl.load(c_ptr + rm[:, None] * N + rn[None, :])
+        d = tl.dot(a, b, acc=c, input_precision=PRECISION)
+    else:
+        d = tl.dot(a, b, input_precision=PRECISION, out_dtype=OUT)
+    tl.store(d_ptr + rm[:, None] * N + rn[None, :], d)
+
+
+SHAPES = [(16, 16, 16), (32, 64, 16), (64, 32, 128), (16, 16, 1), (1, 16, 16), (16, 1, 16), (2, 4, 8)]
+
+
+@pytest.mark.parametrize("M, N, K", SHAPES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int8], ids=str)
+def test_dot(M, N, K, dtype):
+    g = torch.Generator().manual_seed(M * N + K)
+    if dtype == torch.int8:
+        a = torch.randint(-128, 127, (M, K), generator=g, dtype=dtype)
+        b = torch.randint(-128, 127, (K, N), generator=g, dtype=dtype)
+        out = torch.empty(M, N, dtype=torch.int32)
+        dot_kernel[(1,)](a, b, None, out, M=M, N=N, K=K, ACC=False, PRECISION="ieee", OUT=tl.int32)
+        assert torch.equal(out, a.int() @ b.int())
+        return
+    a = torch.randn(M, K, generator=g).to(dtype)
+    b = torch.randn(K, N, generator=g).to(dtype)
+    out = torch.empty(M, N)
+    dot_kernel[(1,)](a, b, None, out, M=M, N=N, K=K, ACC=False, PRECISION="ieee", OUT=tl.float32)
+    ref = a.double() @ b.double()
+    torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5 * K)
+
+
+@pytest.mark.parametrize("precision", ["tf32", "ieee", "tf32x3"])
+def test_dot_accumulator_and_precisions(precision):
+    """acc= adds in place; tf32 is computed as full fp32 on the CPU."""
+    M, N, K = 32, 32, 64
+    a, b, c = torch.randn(M, K), torch.randn(K, N), torch.randn(M, N)
+    out = torch.empty(M, N)
+    dot_kernel[(1,)](a, b, c, out, M=M, N=N, K=K, ACC=True, PRECISION=precision, OUT=tl.float32)
+    torch.testing.assert_close(out.double(), (a.double() @ b.double()) + c.double(), rtol=1e-5, atol=1e-4)
+
+
+def test_dot_out_dtype_fp16():
+    M, N, K = 16, 16, 32
+    a = torch.randn(M, K).half()
+    b = torch.randn(K, N).half()
+    out = torch.empty(M, N, dtype=torch.float16)
+    dot_kernel[(1,)](a, b, None, out, M=M, N=N, K=K, ACC=False, PRECISION="ieee", OUT=tl.float16)
+    torch.testing.assert_close(out, (a.float() @ b.float()).half(), rtol=2e-3, atol=2e-2)
+
+
+@triton.jit
+def batched_dot_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                       K: tl.constexpr):
+    rb = tl.arange(0, B)[:, None, None]
+    rm = tl.arange(0, M)[None, :, None]
+    rn = tl.arange(0, N)[None, None, :]
+    rk_col = tl.arange(0, K)[None, None, :]
+    rk_row = tl.arange(0, K)[None, :, None]
+    a = tl.load(a_ptr + rb * M * K + rm * K + rk_col)
+    b = tl.load(b_ptr + rb * K * N + rk_row * N + rn)
+    tl.store(c_ptr + rb * M * N + rm * N + rn, tl.dot(a, b))
+
+
+def test_batched_3d_dot():
+    B, M, N, K = 2, 16, 32, 16
+    a, b = torch.randn(B, M, K), torch.randn(B, K, N)
+    out = torch.empty(B, M, N)
+    batched_dot_kernel[(1,)](a, b, out, B=B, M=M, N=N, K=K)
+    torch.testing.assert_close(out, torch.bmm(a, b), rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@pytest.mark.parametrize("M, N, K", [(300, 200, 150), (64, 64, 64), (1, 33, 17)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("transposed_b", [False, True])
+def test_tutorial_matmul(M, N, K, dtype, transposed_b):
+    a = torch.randn(M, K).to(dtype)
+    b = torch.randn(N, K).to(dtype).t() if transposed_b else torch.randn(K, N).to(dtype)
+    c = torch.empty(M, N, dtype=dtype)
+    grid = (triton.cdiv(M, 32) * triton.cdiv(N, 32),)
+    matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                        c.stride(1), BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, GROUP_M=4)
+    ref = (a.float() @ b.float()).to(dtype)
+    tol = 1e-4 if dtype == torch.float32 else 2e-2
+    torch.testing.assert_close(c, ref, rtol=tol, atol=tol * 4)
