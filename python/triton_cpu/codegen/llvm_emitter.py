@@ -779,6 +779,40 @@ class FunctionEmitter:
         stepped = b.bitcast(b.sub(b.bitcast(r, ibits), cg.const(ibits, 1)), dst)
         return b.select(away, stepped, r)
 
+    # -- atomics ------------------------------------------------------------
+    def op_tcpu_atomic_rmw(self, op):
+        b = self.builder
+        ptr, val = self.v(op.ptr), self.v(op.val)
+        kind = op.kind.data
+        if not isinstance(val.type, ir.IntType) and kind in ("max", "min"):
+            kind = "f" + kind
+        ordering = op.ordering.data
+        if op.mask is None:
+            return b.atomic_rmw(kind, ptr, val, ordering)
+        with b.if_else(self.v(op.mask)) as (then, otherwise):
+            with then:
+                old = b.atomic_rmw(kind, ptr, val, ordering)
+                then_bb = b.block
+            with otherwise:
+                else_bb = b.block
+        r = b.phi(val.type)
+        r.add_incoming(old, then_bb)
+        r.add_incoming(cg.const(val.type, 0), else_bb)
+        return r
+
+    def op_tcpu_atomic_cas(self, op):
+        b = self.builder
+        ptr, cmp, val = self.v(op.ptr), self.v(op.cmp), self.v(op.val)
+        t = val.type
+        if not isinstance(t, ir.IntType):  # cmpxchg compares bits: floats go as integers
+            it = ir.IntType(_fbits(t))
+            cmp, val = b.bitcast(cmp, it), b.bitcast(val, it)
+        ordering = op.ordering.data
+        failure = {"acq_rel": "acquire", "release": "monotonic"}.get(ordering, ordering)
+        pair = b.cmpxchg(ptr, cmp, val, ordering, failure)
+        old = b.extract_value(pair, 0)
+        return old if old.type == t else b.bitcast(old, t)
+
     # -- debug ops ----------------------------------------------------------
     # Type codes of tcpu_print (include/triton_cpu/runtime.h).
     _PRINT_UINT, _PRINT_SINT, _PRINT_FLOAT, _PRINT_BF16, _PRINT_PTR = range(5)

@@ -127,6 +127,28 @@ def _fix_while_location() -> None:
     print._triton_cpu_fix = True
     _xscf.WhileOp.print = print
 
+    # MLIR omits the `(...)` assignment list of a while without loop-carried values
+    # (`scf.while : () -> () {`); xDSL's parser requires it.
+    original_parse = _xscf.WhileOp.parse.__func__
+
+    @classmethod
+    def parse(cls, parser):
+        if parser.parse_optional_punctuation(":") is None:
+            return original_parse(cls, parser)
+        function_type = parser.parse_function_type()
+        if function_type.inputs.data:
+            parser.raise_error("scf.while with operands needs its (%arg = %init) list")
+        before_region = parser.parse_region()
+        parser.parse_characters("do")
+        after_region = parser.parse_region()
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        op = cls([], function_type.outputs.data, before_region, after_region)
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op
+
+    _xscf.WhileOp.parse = parse
+
 
 def _fix_hex_float_case() -> None:
     # MLIR writes the bits of inf/NaN in upper case (0xFF800000); xDSL in lower case. Both

@@ -251,10 +251,45 @@ class AssertOp(IRDLOperation):
             "function": StringAttr(function)})
 
 
+@irdl_op_definition
+class AtomicRMWOp(IRDLOperation):
+    """Atomic read-modify-write of one element, skipped when `mask` is false (then the
+    result is 0). `kind`: and, or, xor, add, fadd, max, min, umax, umin, xchg (max/min on
+    floats: fmax/fmin). `ordering`: monotonic, acquire, release, acq_rel."""
+    name = "tcpu.atomic_rmw"
+    ptr = operand_def()
+    val = operand_def()
+    mask = opt_operand_def()
+    kind = prop_def(StringAttr)
+    ordering = prop_def(StringAttr)
+    result = result_def()
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, ptr, val, mask, kind: str, ordering: str):
+        super().__init__(operands=[ptr, val, [mask] if mask is not None else []], result_types=[val.type],
+                         properties={"kind": StringAttr(kind), "ordering": StringAttr(ordering)})
+
+
+@irdl_op_definition
+class AtomicCASOp(IRDLOperation):
+    """Atomic compare-and-swap of one element; returns the old value."""
+    name = "tcpu.atomic_cas"
+    ptr = operand_def()
+    cmp = operand_def()
+    val = operand_def()
+    ordering = prop_def(StringAttr)
+    result = result_def()
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, ptr, cmp, val, ordering: str):
+        super().__init__(operands=[ptr, cmp, val], result_types=[val.type],
+                         properties={"ordering": StringAttr(ordering)})
+
+
 TCPU = Dialect(
     "tcpu",
     [ProgramIdOp, NumProgramsOp, IotaOp, AddPtrOp, PtrToIntOp, IntToPtrOp, BitcastOp, FpToFpOp,
      MulhiUIOp, ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp, PrintOp,
-     AssertOp],
+     AssertOp, AtomicRMWOp, AtomicCASOp],
     [],
 )

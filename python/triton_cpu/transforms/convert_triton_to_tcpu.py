@@ -25,12 +25,13 @@ from math import gcd
 from xdsl.context import Context
 from xdsl.dialects import func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
-    DenseArrayBase, DenseIntOrFPElementsAttr, i64, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr,
+    BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr, i64, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr,
     TensorType, VectorType, i32,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import MemoryEffectKind, has_effects
 
 from triton_cpu.analysis.axis_info import AxisInfoAnalysis, element_type, is_ptr, pointee_bytes, shape_of
 from triton_cpu.dialects import tcpu, tt
@@ -285,6 +286,7 @@ class FuncLowering:
         self.buffers: dict[SSAValue, SSAValue] = {}  # materialized tensor -> its memref
         self.carried: dict[Operation, dict[int, SSAValue]] = {}  # scf op -> result index -> buffer
         self.loops_to_strip: list[Operation] = []   # scf ops whose tensor operands/results go
+        self.lowered_effects: set[Operation] = set()  # side-effecting ops already lowered
 
     # -- errors -------------------------------------------------------------
     def unsupported(self, op: Operation | None, what: str) -> UnsupportedError:
@@ -607,6 +609,45 @@ class FuncLowering:
         self.nest_steps(em, batch + (M, N), [1] * len(batch) + [MR, NR * VL], tile)
         self.buffers[out] = c_buf
 
+    # -- atomics --------------------------------------------------------------
+    _RMW_KINDS = {tt.RMWOp.AND: "and", tt.RMWOp.OR: "or", tt.RMWOp.XOR: "xor", tt.RMWOp.ADD: "add",
+                  tt.RMWOp.FADD: "fadd", tt.RMWOp.MAX: "max", tt.RMWOp.MIN: "min", tt.RMWOp.UMAX: "umax",
+                  tt.RMWOp.UMIN: "umin", tt.RMWOp.EXCH: "xchg"}
+    # The CPU has one coherence domain: every scope is system scope.
+    _ORDERINGS = {tt.MemSemantic.RELAXED: "monotonic", tt.MemSemantic.ACQUIRE: "acquire",
+                  tt.MemSemantic.RELEASE: "release", tt.MemSemantic.ACQ_REL: "acq_rel"}
+
+    def lower_atomic(self, op: Operation):
+        """One LLVM atomic per element, in index order, under the mask; a tensor result
+        (the old values) goes to a buffer when it is used."""
+        ordering = self._ORDERINGS[op.get_sem()]
+        if element_type(op.results[0].type) == BFloat16Type():
+            raise self.unsupported(op, "a bf16 atomic")
+        if op.name == "tt.atomic_rmw":
+            kind = self._RMW_KINDS[op.get_rmw_op()]
+            operands = [op.ptr, op.val, op.mask]
+            make = lambda p, v, m: tcpu.AtomicRMWOp(p, v, m, kind, ordering)
+        else:
+            operands = [op.ptr, op.cmp, op.val]
+            make = lambda p, c, v: tcpu.AtomicCASOp(p, c, v, ordering)
+        result = op.results[0]
+        em = TileEmitter(self, op.parent_block(), op)
+        if not is_tensor(op.ptr):
+            new = em.emit(make(*operands))
+            result.replace_all_uses_with(new)
+        else:
+            used = bool(list(result.uses))
+            buf = self.alloc_buffer(result.type) if used else None
+
+            def body(e, idx):
+                vals = [e.value(x, idx, 1) if x is not None else None for x in operands]
+                old = e.emit(make(*vals))
+                if buf is not None:
+                    e.store_buffer(old, buf, idx)
+            self.nest(em, shape_of(op.ptr), 1, body)
+            if buf is not None:
+                self.buffers[result] = buf
+
     # -- debug ops ------------------------------------------------------------
     def lower_print(self, op: Operation):
         """One tcpu.print per element, operand after operand, as the GPU prints them."""
@@ -833,6 +874,10 @@ class FuncLowering:
                 self.lower_print(op)
             elif name == "tt.assert":
                 self.lower_assert(op)
+            elif name in ("tt.atomic_rmw", "tt.atomic_cas"):
+                self.lower_atomic(op)
+                self.lowered_effects.add(op)
+                tensor_ops.append(op)
             elif name == "tt.dot":
                 self.lower_dot(op)
                 tensor_ops.append(op)
@@ -872,10 +917,13 @@ class FuncLowering:
             raise self.unsupported(op, f"operation '{op.name}' on tensors")
         self._to_func()
 
-    @staticmethod
-    def _erase_dead(ops):
+    def _erase_dead(self, ops):
+        """Erases unused fused producers. An op that writes memory (an atomic, a
+        descriptor store, ...) is dropped only once lowered: otherwise it stays alive and
+        is reported unsupported."""
         for op in reversed(ops):
-            if op.parent is not None and all(not r.uses for r in op.results):
+            if op.parent is not None and all(not r.uses for r in op.results) \
+                    and (op in self.lowered_effects or not has_effects(op, MemoryEffectKind.WRITE)):
                 op.detach()
                 op.erase()
 

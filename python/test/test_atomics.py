@@ -1,0 +1,174 @@
+"""Atomics: every RMW op, CAS and exchange, scalar and tensor, masked, every sem/scope,
+truly atomic across the launcher's threads."""
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rmw_kernel(out_ptr, val_ptr, old_ptr, N: tl.constexpr, SLOTS: tl.constexpr, OP: tl.constexpr,
+               SEM: tl.constexpr, SCOPE: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, N)
+    v = tl.load(val_ptr + pid * N + offs)
+    ptrs = out_ptr + offs % SLOTS  # many lanes and programs hit each slot
+    mask = offs < N - 1  # the last lane never touches memory
+    if OP == "add":
+        old = tl.atomic_add(ptrs, v, mask=mask, sem=SEM, scope=SCOPE)
+    elif OP == "max":
+        old = tl.atomic_max(ptrs, v, mask=mask, sem=SEM, scope=SCOPE)
+    elif OP == "min":
+        old = tl.atomic_min(ptrs, v, mask=mask, sem=SEM, scope=SCOPE)
+    elif OP == "and":
+        old = tl.atomic_and(ptrs, v, mask=mask, sem=SEM, scope=SCOPE)
+    elif OP == "or":
+        old = tl.atomic_or(ptrs, v, mask=mask, sem=SEM, scope=SCOPE)
+    else:
+        old = tl.atomic_xor(ptrs, v, mask=mask, sem=SEM, scope=SCOPE)
+    tl.store(old_ptr + pid * N + offs, old, mask=mask)
+
+
+def _reference(init, vals, op, slots):
+    out = init.clone()
+    n = vals.shape[1]
+    for p in range(vals.shape[0]):
+        for i in range(n - 1):
+            s = i % slots
+            a, b = out[s], vals[p, i]
+            if op == "add":
+                out[s] = a + b
+            elif op == "max":
+                out[s] = max(a, b)
+            elif op == "min":
+                out[s] = min(a, b)
+            elif op == "and":
+                out[s] = a & b
+            elif op == "or":
+                out[s] = a | b
+            else:
+                out[s] = a ^ b
+    return out
+
+
+@pytest.mark.parametrize("op", ["add", "max", "min", "and", "or", "xor"])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.uint32], ids=str)
+def test_integer_rmw_across_programs(op, dtype):
+    P, N, SLOTS = 64, 32, 4
+    if dtype == torch.uint32:
+        vals = torch.randint(0, 2**31, (P, N), dtype=torch.int64).to(dtype)
+        init = torch.randint(0, 2**31, (SLOTS,), dtype=torch.int64).to(dtype)
+    else:
+        vals = torch.randint(-1000, 1000, (P, N), dtype=dtype)
+        init = torch.randint(-1000, 1000, (SLOTS,), dtype=dtype)
+    if op in ("and", "or", "xor") and dtype == torch.uint32:
+        pytest.skip("torch has no uint32 bitwise ops to build the reference")
+    out = init.clone()
+    old = torch.zeros(P, N, dtype=dtype)
+    rmw_kernel[(P,)](out, vals, old, N=N, SLOTS=SLOTS, OP=op, SEM="acq_rel", SCOPE="gpu", num_threads=2)
+    ref = _reference(init.to(torch.int64), vals.to(torch.int64), op, SLOTS)
+    bits = torch.iinfo(dtype).bits
+    wrap = lambda t: t % (1 << bits) if dtype == torch.uint32 else t  # unsigned sums wrap
+    assert torch.equal(wrap(out.to(torch.int64)), wrap(ref))
+
+
+@pytest.mark.parametrize("sem", ["relaxed", "acquire", "release", "acq_rel"])
+@pytest.mark.parametrize("scope", ["gpu", "cta", "sys"])
+def test_float_atomic_add_every_sem_and_scope(sem, scope):
+    P, N, SLOTS = 16, 16, 2
+    vals = torch.randint(-8, 8, (P, N)).float()  # exact in fp32: the order does not matter
+    out = torch.zeros(SLOTS)
+    old = torch.zeros(P, N)
+    rmw_kernel[(P,)](out, vals, old, N=N, SLOTS=SLOTS, OP="add", SEM=sem, SCOPE=scope)
+    assert torch.equal(out, _reference(torch.zeros(SLOTS), vals, "add", SLOTS))
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_float_max_min(op):
+    P, N, SLOTS = 8, 16, 4
+    vals = torch.randn(P, N)
+    out = torch.zeros(SLOTS)
+    old = torch.zeros(P, N)
+    rmw_kernel[(P,)](out, vals, old, N=N, SLOTS=SLOTS, OP=op, SEM="acq_rel", SCOPE="gpu")
+    assert torch.equal(out, _reference(torch.zeros(SLOTS), vals, op, SLOTS))
+
+
+def test_returned_old_values_are_a_permutation_of_the_sequence():
+    """Each atomic add returns the value before it: with all adds of 1 on one slot, the
+    returned values are exactly 0 .. total-1."""
+    P, N = 32, 16
+    out = torch.zeros(1, dtype=torch.int32)
+    vals = torch.ones(P, N, dtype=torch.int32)
+    old = torch.full((P, N), -1, dtype=torch.int32)
+    rmw_kernel[(P,)](out, vals, old, N=N, SLOTS=1, OP="add", SEM="acq_rel", SCOPE="gpu", num_threads=2)
+    total = P * (N - 1)
+    assert out.item() == total
+    got = old[:, :N - 1].flatten().sort().values
+    assert torch.equal(got, torch.arange(total, dtype=torch.int32))
+    assert (old[:, N - 1] == -1).all()  # masked lane: nothing stored
+
+
+@triton.jit
+def xchg_cas_kernel(x_ptr, old_ptr, cas_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    old = tl.atomic_xchg(x_ptr + offs, offs.to(tl.float32) * 2)
+    tl.store(old_ptr + offs, old)
+    # Succeeds on even slots only (they hold their index), writes 100 there.
+    prev = tl.atomic_cas(cas_ptr + offs, offs, tl.full((N,), 100, tl.int32))
+    tl.store(old_ptr + N + offs, prev.to(tl.float32))
+
+
+def test_xchg_and_cas():
+    N = 16
+    x = torch.randn(N)
+    orig = x.clone()
+    cas = torch.arange(N, dtype=torch.int32)
+    cas[1::2] += 1000
+    cas_orig = cas.clone()
+    old = torch.empty(2 * N)
+    xchg_cas_kernel[(1,)](x, old, cas, N=N)
+    assert torch.equal(old[:N], orig)
+    assert torch.equal(x, torch.arange(N).float() * 2)
+    assert torch.equal(old[N:], cas_orig.float())
+    expected = cas_orig.clone()
+    expected[0::2] = 100
+    assert torch.equal(cas, expected)
+
+
+@triton.jit
+def scalar_atomic_kernel(counter_ptr, out_ptr):
+    old = tl.atomic_add(counter_ptr, 1)
+    tl.store(out_ptr + tl.program_id(0), old)
+
+
+def test_scalar_atomic_counter_across_threads():
+    P = 200
+    counter = torch.zeros(1, dtype=torch.int32)
+    out = torch.empty(P, dtype=torch.int32)
+    scalar_atomic_kernel[(P,)](counter, out, num_threads=2)
+    assert counter.item() == P
+    assert torch.equal(out.sort().values, torch.arange(P, dtype=torch.int32))
+
+
+@triton.jit
+def spin_lock_kernel(lock_ptr, count_ptr, data_ptr, N: tl.constexpr):
+    # The layer-norm backward pattern: a lock taken with CAS, a plain
+    # read-modify-write inside, released with an exchange.
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    count = tl.load(count_ptr)
+    offs = tl.arange(0, N)
+    tl.store(data_ptr + offs, tl.load(data_ptr + offs) + 1.0)
+    tl.store(count_ptr, count + 1)
+    tl.atomic_xchg(lock_ptr, 0)
+
+
+def test_spin_lock_across_threads():
+    P, N = 256, 64
+    lock = torch.zeros(1, dtype=torch.int32)
+    count = torch.zeros(1, dtype=torch.int32)
+    data = torch.zeros(N)
+    spin_lock_kernel[(P,)](lock, count, data, N=N, num_threads=2)
+    assert count.item() == P
+    assert torch.equal(data, torch.full((N,), float(P)))
+    assert lock.item() == 0
