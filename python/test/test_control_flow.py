@@ -4,7 +4,6 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_cpu.errors import UnsupportedError
 
 
 @triton.jit
@@ -59,7 +58,6 @@ def shift_kernel(x_ptr, out_ptr, K, N: tl.constexpr):
     tl.store(out_ptr + offs, v)
 
 
-@pytest.mark.xfail(reason="tl.trans is not lowered yet", raises=UnsupportedError, strict=True)
 def test_loop_carried_tensor_read_at_other_indices():
     x = torch.arange(16, dtype=torch.int32)
     out = torch.empty(16, dtype=torch.int32)

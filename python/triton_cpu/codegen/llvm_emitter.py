@@ -227,6 +227,11 @@ class FunctionEmitter:
         pos = op.properties["static_position"].get_values()
         return self.builder.extract_element(self.v(op.operands[0]), ir.Constant(cg.I32, pos[0]))
 
+    def op_vector_insert(self, op):
+        pos = op.properties["static_position"].get_values()
+        return self.builder.insert_element(self.v(op.operands[1]), self.v(op.operands[0]),
+                                           ir.Constant(cg.I32, pos[0]))
+
     def op_vector_shuffle(self, op):
         mask = [int(x) for x in op.properties["mask"].get_values()]
         a, c = self.v(op.operands[0]), self.v(op.operands[1])

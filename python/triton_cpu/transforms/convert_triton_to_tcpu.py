@@ -64,6 +64,16 @@ def is_tensor(value: SSAValue) -> bool:
     return isinstance(value.type, TensorType)
 
 
+_ELEMENTWISE_TT = {"tt.splat", "tt.addptr", "tt.load", "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int",
+                   "tt.fp_to_fp", "tt.clampf", "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui",
+                   "tt.extern_elementwise"}
+
+
+def _is_elementwise(op: Operation) -> bool:
+    """Reads its operands at the index it produces (no data movement between indices)."""
+    return op.name.startswith(_ELEMENTWISE_PREFIXES) or op.name in _ELEMENTWISE_TT
+
+
 def _bits(t) -> int:
     if isinstance(t, IntegerType):
         return t.width.data
@@ -158,21 +168,41 @@ class TileEmitter:
         return v
 
     # -- values -------------------------------------------------------------
-    def value(self, v: SSAValue, idx: tuple[Index, ...], width: int) -> SSAValue:
-        """`v` at indices `idx` (the last one is the first lane), as `width` lanes."""
+    def value(self, v: SSAValue, idx: tuple[Index, ...], width: int, lane: int = -1) -> SSAValue:
+        """`v` at indices `idx`, as `width` lanes running along dimension `lane` (by
+        default the last) from `idx[lane]`; width 1 is a scalar."""
         if not is_tensor(v):
             return v
-        key = (v, idx, width)
+        rank = len(shape_of(v))
+        lane = lane % rank
+        if width == 1:
+            lane = rank - 1
+        key = (v, idx, width, lane)
         hit = self.cache.get(key)
         if hit is None:
-            hit = self._value(v, idx, width)
+            hit = self._value(v, idx, width, lane)
             self.cache[key] = hit
         return hit
 
-    def _value(self, v: SSAValue, idx, width) -> SSAValue:
+    def lanes(self, v: SSAValue, idx, width, lane) -> SSAValue:
+        """Fallback: evaluates each lane as a scalar and assembles the vector."""
+        elem = element_type(v.type)
+        out = None
+        for k in range(width):
+            kidx = idx[:lane] + (self.idx_add(idx[lane], k),) + idx[lane + 1:]
+            x = self.value(v, kidx, 1)
+            if out is None:
+                out = self.emit(vector.BroadcastOp(x, VectorType(elem, [width])))
+            else:
+                out = self.emit(vector.InsertOp(x, out, [k]))
+        return out
+
+    def _value(self, v: SSAValue, idx, width, lane) -> SSAValue:
+        rank = len(shape_of(v))
+        last = lane == rank - 1
         buf = self.low.buffers.get(v)
         if buf is not None:
-            return self.load_buffer(buf, idx, width)
+            return self.load_buffer(buf, idx, width) if last else self.lanes(v, idx, width, lane)
         op = v.owner
         if not isinstance(op, Operation):
             raise self.low.unsupported(v.block.parent_op(), "a tensor block argument of this operation")
@@ -186,27 +216,87 @@ class TileEmitter:
             base = self.emit(arith.IndexCastOp(self.as_ssa_index(self.idx_add(idx[0], start)), elem))
             if width == 1:
                 return base
-            lanes = self.emit(tcpu.IotaOp(VectorType(elem, [width])))
-            return self.emit(arith.AddiOp(self.emit(vector.BroadcastOp(base, VectorType(elem, [width]))), lanes))
+            iota = self.emit(tcpu.IotaOp(VectorType(elem, [width])))
+            return self.emit(arith.AddiOp(self.emit(vector.BroadcastOp(base, VectorType(elem, [width]))), iota))
         if name == "arith.constant":
             return self._constant(op, elem, width)
         if name == "tt.expand_dims":
             axis = _int(op, "axis")
-            return self.value(op.operands[0], idx[:axis] + idx[axis + 1:], width)
+            return self.value(op.operands[0], idx[:axis] + idx[axis + 1:], width, lane - (lane > axis))
         if name == "tt.broadcast":
             src = op.operands[0]
             src_shape = shape_of(src)
             dst_shape = shape_of(v)
             sidx = tuple(0 if s == 1 and d != 1 else i for i, s, d in zip(idx, src_shape, dst_shape))
-            if src_shape[-1] == 1 and dst_shape[-1] != 1 and width > 1:
+            if src_shape[lane] == 1 and dst_shape[lane] != 1 and width > 1:
                 s = self.value(src, sidx, 1)
                 return self.emit(vector.BroadcastOp(s, VectorType(elem, [width])))
-            return self.value(src, sidx, width)
+            return self.value(src, sidx, width, lane)
+        if name == "tt.trans":
+            # Result dim i is source dim order[i].
+            order = [int(x) for x in op.order.get_values()]
+            sidx = [0] * rank
+            for i, o in enumerate(order):
+                sidx[o] = idx[i]
+            return self.value(op.operands[0], tuple(sidx), width, order[lane])
         if name == "tt.reshape":
-            return self._reshape(op, idx, width)
+            return self._reshape(op, idx, width) if last else self.lanes(v, idx, width, lane)
         if name == "tt.load":
-            return self._load(op, idx, width)
-        return self.low.elementwise(op, lambda x: self.value(x, idx, width), width, self.emit)
+            return self._load(op, idx, width, lane)
+        if name == "tt.join":
+            return self._join(op, idx, width, lane)
+        if name == "tt.split":
+            k = list(op.results).index(v)
+            return self.value(op.operands[0], idx + (k,), width, lane)
+        if name == "tt.cat":
+            return self._cat(op, idx, width, lane)
+        if name == "tt.gather":
+            return self._gather(op, idx, width, lane)
+        return self.low.elementwise(op, lambda x: self.value(x, idx, width, lane), width, self.emit)
+
+    def _select_by_index(self, i: Index, k: int, if_equal: SSAValue, otherwise: SSAValue) -> SSAValue:
+        """`if_equal` where the index `i` equals `k`, else `otherwise`."""
+        if isinstance(i, int):
+            return if_equal if i == k else otherwise
+        cond = self.emit(arith.CmpiOp(i, self.const_index(k), "eq"))
+        return self.emit(arith.SelectOp(cond, if_equal, otherwise))
+
+    def _join(self, op, idx, width, lane):
+        a, b = op.operands
+        rank = len(idx)
+        if lane == rank - 1 and width == 2:  # the lanes are the joined pair
+            x, y = self.value(a, idx[:-1], 1), self.value(b, idx[:-1], 1)
+            vec = self.emit(vector.BroadcastOp(x, VectorType(element_type(a.type), [2])))
+            return self.emit(vector.InsertOp(y, vec, [1]))
+        x, y = self.value(a, idx[:-1], width, lane), self.value(b, idx[:-1], width, lane)
+        return self._select_by_index(idx[-1], 0, x, y)
+
+    def _cat(self, op, idx, width, lane):
+        """Concatenation along dim 0; a chunk of lanes never straddles the two halves
+        (power-of-two sizes), so one select per chunk picks the half."""
+        a, b = op.operands
+        n = shape_of(a)[0]
+        i0 = idx[0]
+        if isinstance(i0, int):
+            src, j = (a, i0) if i0 < n else (b, i0 - n)
+            return self.value(src, (j,) + idx[1:], width, lane)
+        j = self.idx_div_rem(i0, 1, n)
+        x = self.value(a, (j,) + idx[1:], width, lane)
+        y = self.value(b, (j,) + idx[1:], width, lane)
+        first = self.emit(arith.CmpiOp(i0, self.const_index(n), "ult"))
+        return self.emit(arith.SelectOp(first, x, y))
+
+    def _gather(self, op, idx, width, lane):
+        """src[..., indices[idx], ...]: data-dependent, so `src` is read from its buffer
+        (materialized before the op) one lane at a time."""
+        if width > 1:
+            return self.lanes(op.results[0], idx, width, lane)
+        src, indices = op.operands
+        axis = _int(op, "axis")
+        buf = self.low.buffers[src]
+        k = self.emit(arith.IndexCastOp(self.value(indices, idx, 1), INDEX))
+        sidx = idx[:axis] + (k,) + idx[axis + 1:]
+        return self.load_buffer(buf, sidx, 1)
 
     def load_buffer(self, buf: SSAValue, idx, width) -> SSAValue:
         indices = [self.as_ssa_index(i) for i in idx]
@@ -257,24 +347,23 @@ class TileEmitter:
         # the lanes stay contiguous in one source row.
         return self.value(src, tuple(sidx), width)
 
-    def _load(self, op, idx, width):
+    def _load(self, op, idx, width, lane):
         ptr, mask, other = self.low.load_operands(op)
         elem = element_type(op.results[0].type)
-        volatile = _attr(op, "isVolatile")
-        m = self.value(mask, idx, width) if mask is not None else None
-        o = self.value(other, idx, width) if other is not None else None
+        m = self.value(mask, idx, width, lane) if mask is not None else None
+        o = self.value(other, idx, width, lane) if other is not None else None
         if width == 1:
             return self.emit(tcpu.LoadOp(self.value(ptr, idx, 1), elem, m, o))
         info = self.low.axis.get(ptr)
-        if info.contiguity[-1] >= width:
-            align = self.low.alignment(ptr, width)
+        if info.contiguity[lane] >= width:
+            align = self.low.alignment(ptr, width, lane)
             p0 = self.value(ptr, idx, 1)
             return self.emit(tcpu.VLoadOp(p0, VectorType(elem, [width]), m, o, align))
-        if info.constancy[-1] >= width and (mask is None or self.low.axis.get(mask).constancy[-1] >= width):
+        if info.constancy[lane] >= width and (mask is None or self.low.axis.get(mask).constancy[lane] >= width):
             # One address for all lanes: load once, splat (and so never touch memory twice).
             s = self.value(op.results[0], idx, 1)
             return self.emit(vector.BroadcastOp(s, VectorType(elem, [width])))
-        return self.emit(tcpu.GatherOp(self.value(ptr, idx, width), VectorType(elem, [width]), m, o))
+        return self.emit(tcpu.GatherOp(self.value(ptr, idx, width, lane), VectorType(elem, [width]), m, o))
 
 
 class FuncLowering:
@@ -312,9 +401,9 @@ class FuncLowering:
         ops = list(op.operands)
         return ops[0], ops[1], ops[2] if len(ops) > 2 else None
 
-    def alignment(self, ptr: SSAValue, width: int) -> int:
+    def alignment(self, ptr: SSAValue, width: int, lane: int = -1) -> int:
         elem_bytes = pointee_bytes(element_type(ptr.type))
-        div = self.axis.get(ptr).divisibility[-1]
+        div = self.axis.get(ptr).divisibility[lane]
         return max(elem_bytes, gcd(div, width * elem_bytes))
 
     def elementwise(self, op: Operation, get, width: int, emit) -> SSAValue:
@@ -533,6 +622,35 @@ class FuncLowering:
         else:
             for r, b in zip(op.results, bufs):
                 self.buffers[r] = b
+
+    def lower_histogram(self, op: Operation):
+        """Counts into a zeroed buffer, one element at a time; values outside
+        [0, bins) (and masked-off ones) are not counted."""
+        x = op.operands[0]
+        mask = op.operands[1] if len(op.operands) > 1 else None
+        out = op.results[0]
+        bins = shape_of(out)[0]
+        elem = element_type(out.type)
+        buf = self.alloc_buffer(out.type)
+        em = TileEmitter(self, op.parent_block(), op)
+        zero = em.emit(arith.ConstantOp(IntegerAttr(0, elem)))
+        self.nest(em, (bins,), 1, lambda e, idx: e.store_buffer(zero, buf, idx))
+        xt = element_type(x.type)
+
+        def body(e, idx):
+            v = e.value(x, idx, 1)
+            lo = e.emit(arith.CmpiOp(v, e.emit(arith.ConstantOp(IntegerAttr(0, xt))), "sge"))
+            hi = e.emit(arith.CmpiOp(v, e.emit(arith.ConstantOp(IntegerAttr(bins, xt))), "slt"))
+            ok = e.emit(arith.AndIOp(lo, hi))
+            if mask is not None:
+                ok = e.emit(arith.AndIOp(ok, e.value(mask, idx, 1)))
+            # Out-of-range values count into bin 0 with weight 0: no branch.
+            k = e.emit(arith.IndexCastOp(e.emit(arith.SelectOp(ok, v, e.emit(arith.ConstantOp(IntegerAttr(0, xt))))),
+                                         INDEX))
+            inc = e.emit(arith.ExtUIOp(ok, elem))
+            e.store_buffer(e.emit(arith.AddiOp(e.load_buffer(buf, (k,), 1), inc)), buf, (k,))
+        self.nest(em, shape_of(x), 1, body)
+        self.buffers[out] = buf
 
     # -- dot ------------------------------------------------------------------
     def pack(self, em: "TileEmitter", value: SSAValue, elem) -> SSAValue:
@@ -767,7 +885,7 @@ class FuncLowering:
             op = v.owner
             if not isinstance(op, Operation):
                 return True
-            moves = op.name in ("tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans")
+            moves = not _is_elementwise(op)
             return all(walk(x, shifted or moves) for x in op.operands)
 
         return walk(value, False)
@@ -874,6 +992,16 @@ class FuncLowering:
                 self.lower_print(op)
             elif name == "tt.assert":
                 self.lower_assert(op)
+            elif name == "tt.gather":
+                src = op.operands[0]
+                if src not in self.buffers:
+                    buf = self.alloc_buffer(src.type)
+                    self.materialize_into(TileEmitter(self, op.parent_block(), op), src, buf)
+                    self.buffers[src] = buf
+                tensor_ops.append(op)
+            elif name == "tt.histogram":
+                self.lower_histogram(op)
+                tensor_ops.append(op)
             elif name in ("tt.atomic_rmw", "tt.atomic_cas"):
                 self.lower_atomic(op)
                 self.lowered_effects.add(op)
