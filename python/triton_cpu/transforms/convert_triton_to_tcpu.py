@@ -807,6 +807,48 @@ class FuncLowering:
         op.detach()
         op.erase()
 
+    def lower_scan(self, op: Operation):
+        """tt.scan: a sequential carry along the axis (in reverse when asked), the combine
+        region inlined; vectorized across the last axis unless that is the scanned one."""
+        axis = _int(op, "axis")
+        reverse = bool(_int(op, "reverse", 0))
+        inputs = list(op.operands)
+        combine = op.regions[0].blocks[0]
+        shape = shape_of(inputs[0])
+        d = shape[axis]
+        bufs = [self.alloc_buffer(r.type) for r in op.results]
+        outer = shape[:axis] + shape[axis + 1:]
+        vl = 1 if axis == len(shape) - 1 or not outer else self.vector_length(outer, [])
+        em = TileEmitter(self, op.parent_block(), op)
+
+        def at(e, idx, k):
+            """Full index with k at the axis (counted from the end in reverse)."""
+            if reverse:
+                k = d - 1 - k if isinstance(k, int) else e.emit(arith.SubiOp(e.const_index(d - 1), k))
+            return idx[:axis] + (k,) + idx[axis:]
+
+        def body(e, idx):
+            first = at(e, idx, 0)
+            carry = [e.value(x, first, vl) for x in inputs]
+            for v, b in zip(carry, bufs):
+                e.store_buffer(v, b, first)
+
+            def step(c, k, carry):
+                full = at(c, idx, k)
+                cur = [c.value(x, full, vl) for x in inputs]
+                new = self.inline_region(c, combine, list(carry) + cur, vl)
+                for v, b in zip(new, bufs):
+                    c.store_buffer(v, b, full)
+                return new
+            if d > 1:
+                e.for_loop(1, d, 1, carry, step)
+        if outer:
+            self.nest(em, outer, vl, body)
+        else:
+            body(em, ())
+        for r, b in zip(op.results, bufs):
+            self.buffers[r] = b
+
     # -- structured control flow carrying tensors ----------------------------
     def lower_for(self, op: Operation):
         """Tensor iter_args live in buffers: the init is materialized before the loop,
@@ -1008,6 +1050,9 @@ class FuncLowering:
                 tensor_ops.append(op)
             elif name == "tt.dot":
                 self.lower_dot(op)
+                tensor_ops.append(op)
+            elif name == "tt.scan":
+                self.lower_scan(op)
                 tensor_ops.append(op)
             elif name == "tt.reduce":
                 self.lower_reduce(op)

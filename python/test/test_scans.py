@@ -1,0 +1,80 @@
+"""Scans: cumsum, cumprod, associative_scan with user combiners (one and two operands),
+reverse, any axis of 1-D to 3-D tensors."""
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _max_combine(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def _affine_combine(a1, b1, a2, b2):
+    # Composition of x -> a*x + b maps: the linear-recurrence scan.
+    return a1 * a2, b1 * a2 + b2
+
+
+@triton.jit
+def scan_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr, RANK: tl.constexpr,
+                OP: tl.constexpr, AXIS: tl.constexpr, REVERSE: tl.constexpr):
+    a = tl.arange(0, A)[:, None, None]
+    b = tl.arange(0, B)[None, :, None]
+    c = tl.arange(0, C)[None, None, :]
+    offs = a * B * C + b * C + c
+    x = tl.load(x_ptr + offs)
+    if OP == "cumsum":
+        r = tl.cumsum(x, AXIS, reverse=REVERSE)
+    elif OP == "cumprod":
+        r = tl.cumprod(x, AXIS, reverse=REVERSE)
+    else:
+        r = tl.associative_scan(x, AXIS, _max_combine, reverse=REVERSE)
+    tl.store(out_ptr + offs, r)
+
+
+def _ref(x, op, axis, reverse):
+    if reverse:
+        x = x.flip(axis)
+    r = {"cumsum": lambda: x.cumsum(axis), "cumprod": lambda: x.cumprod(axis),
+         "max": lambda: x.cummax(axis).values}[op]()
+    return r.flip(axis) if reverse else r
+
+
+@pytest.mark.parametrize("shape, axis", [((1, 1, 64), 2), ((1, 8, 16), 1), ((1, 8, 16), 2), ((4, 8, 16), 0),
+                                         ((4, 8, 16), 1), ((4, 8, 16), 2)])
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "max"])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan(shape, axis, op, reverse):
+    x = torch.randint(-3, 4, shape).float() if op != "cumprod" else torch.rand(shape) + 0.5
+    if op == "cumsum":
+        x = torch.randint(-100, 100, shape).to(torch.int32)
+    out = torch.empty_like(x)
+    scan_kernel[(1,)](x, out, A=shape[0], B=shape[1], C=shape[2], RANK=3, OP=op, AXIS=axis, REVERSE=reverse)
+    ref = _ref(x, op, axis, reverse)
+    if op == "cumprod":
+        torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-6)
+    else:
+        assert torch.equal(out, ref)
+
+
+@triton.jit
+def recurrence_kernel(a_ptr, b_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    _, h = tl.associative_scan((a, b), 0, _affine_combine)
+    tl.store(out_ptr + offs, h)
+
+
+def test_two_operand_scan_linear_recurrence():
+    N = 64
+    a, b = torch.rand(N) * 0.9, torch.randn(N)
+    out = torch.empty(N)
+    recurrence_kernel[(1,)](a, b, out, N=N)
+    h, ref = torch.tensor(0.0), []
+    for i in range(N):
+        h = a[i] * h + b[i]
+        ref.append(h)
+    torch.testing.assert_close(out, torch.stack(ref), rtol=1e-5, atol=1e-5)
