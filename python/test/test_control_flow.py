@@ -109,3 +109,66 @@ def test_online_logsumexp():
     running_max_kernel[(1,)](x, out, K, M=M, N=N)
     ref = torch.logsumexp(x.permute(1, 0, 2).reshape(M, K * N), dim=1)
     torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
+def early_return_kernel(x_ptr, out_ptr, n_valid, N: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid >= n_valid:
+        return
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + pid * N + offs, tl.load(x_ptr + offs) + pid)
+
+
+def test_early_return():
+    x = torch.randn(16)
+    out = torch.zeros(4, 16)
+    early_return_kernel[(4,)](x, out, 2, N=16)
+    assert torch.equal(out[:2], torch.stack([x, x + 1]))
+    assert (out[2:] == 0).all()
+
+
+@triton.jit
+def while_tensor_kernel(x_ptr, out_ptr, limit, N: tl.constexpr):
+    # Doubles the vector until its sum passes `limit`: a tensor carried by a while loop.
+    offs = tl.arange(0, N)
+    v = tl.load(x_ptr + offs)
+    steps = 0
+    while tl.sum(v, axis=0) < limit:
+        v = v * 2.0
+        steps += 1
+    tl.store(out_ptr + offs, v)
+    tl.store(out_ptr + N, steps.to(tl.float32))
+
+
+@pytest.mark.parametrize("limit", [0.5, 100.0, 1e6])
+def test_while_loop_carrying_a_tensor(limit):
+    x = torch.rand(16) + 0.1
+    out = torch.empty(17)
+    while_tensor_kernel[(1,)](x, out, limit, N=16)
+    v, steps = x.clone(), 0
+    while v.sum() < limit:
+        v, steps = v * 2.0, steps + 1
+    assert torch.equal(out[:16], v) and out[16].item() == steps
+
+
+@triton.jit(noinline=True)
+def _scale_rows(p, factor, n):
+    offs = tl.arange(0, 16)
+    tl.store(p + offs, tl.load(p + offs) * factor, mask=offs < n)
+    return factor + 1.0
+
+
+@triton.jit
+def noinline_kernel(out_ptr, N: tl.constexpr):
+    r = _scale_rows(out_ptr + tl.program_id(0) * N, 2.0, 8)
+    tl.store(out_ptr + tl.program_id(0) * N + N - 1, r)
+
+
+def test_noinline_helper_with_scalar_arguments():
+    out = torch.ones(2, 16)
+    noinline_kernel[(2,)](out, N=16)
+    expected = torch.ones(2, 16)
+    expected[:, :8] = 2.0
+    expected[:, 15] = 3.0
+    assert torch.equal(out, expected)

@@ -94,9 +94,11 @@ class ModuleEmitter:
 
     # -- functions ----------------------------------------------------------
     def emit_module(self, module_op):
-        for op in module_op.body.block.ops:
-            if op.name == "func.func":
-                FunctionEmitter(self, op).emit()
+        funcs = [FunctionEmitter(self, op) for op in module_op.body.block.ops if op.name == "func.func"]
+        for f in funcs:  # declare all first: a call may precede its callee
+            f.declare()
+        for f in funcs:
+            f.emit()
         return self.module
 
 
@@ -107,17 +109,24 @@ class FunctionEmitter:
         self.name = func_op.properties["sym_name"].data
         self.values: dict[SSAValue, ir.Value] = {}
 
+    def declare(self):
+        me = self.me
+        ftype = self.op.properties["function_type"]
+        self.arg_types = [me.type(t) for t in ftype.inputs.data]
+        outs = [me.type(t) for t in ftype.outputs.data]
+        ret = cg.VOID if not outs else outs[0] if len(outs) == 1 else ir.LiteralStructType(outs)
+        fnty = ir.FunctionType(ret, self.arg_types + [cg.I32] * 6)
+        fn = ir.Function(me.module, fnty, self.name)
+        vis = self.op.properties.get("sym_visibility")
+        self.public = vis is None or vis.data == "public"
+        fn.linkage = "external" if self.public else "internal"
+        fn.attributes.add("nounwind")
+        self.fn = fn
+
     def emit(self):
         me = self.me
         ftype = self.op.properties["function_type"]
-        arg_types = [me.type(t) for t in ftype.inputs.data]
-        fnty = ir.FunctionType(cg.VOID, arg_types + [cg.I32] * 6)
-        fn = ir.Function(me.module, fnty, self.name)
-        vis = self.op.properties.get("sym_visibility")
-        public = vis is None or vis.data == "public"
-        fn.linkage = "external" if public else "internal"
-        fn.attributes.add("nounwind")
-        self.fn = fn
+        fn, arg_types, public = self.fn, self.arg_types, self.public
         entry = self.op.regions[0].blocks[0]
         for a, la in zip(entry.args, fn.args):
             self.values[a] = la
@@ -126,7 +135,19 @@ class FunctionEmitter:
             la.name = n
         self.builder = ir.IRBuilder(fn.append_basic_block("entry"))
         self.allocate_buffers()
+        # Unstructured control flow (cf.br/cf.cond_br, e.g. an early return): one basic
+        # block per block, its arguments as phis.
+        self.blocks = {}
+        for blk in list(self.op.regions[0].blocks)[1:]:
+            bb = fn.append_basic_block("bb")
+            self.blocks[blk] = bb
+            phis = ir.IRBuilder(bb)
+            for arg in blk.args:
+                self.values[arg] = phis.phi(me.type(arg.type))
         self.emit_block(entry)
+        for blk, bb in self.blocks.items():
+            self.builder.position_at_end(bb)
+            self.emit_block(blk)
         if public:
             self.emit_launch_entry(fn, arg_types, ftype.inputs.data)
 
@@ -264,7 +285,36 @@ class FunctionEmitter:
                 self.values[op.results[0]] = res
 
     def op_func_return(self, op):
-        self.builder.ret_void()
+        vals = [self.v(x) for x in op.operands]
+        if not vals:
+            self.builder.ret_void()
+        elif len(vals) == 1:
+            self.builder.ret(vals[0])
+        else:
+            agg = ir.Constant(self.fn.function_type.return_type, ir.Undefined)
+            for k, x in enumerate(vals):
+                agg = self.builder.insert_value(agg, x, k)
+            self.builder.ret(agg)
+
+    def op_func_call(self, op):
+        callee = self.me.module.globals[op.properties["callee"].root_reference.data]
+        r = self.builder.call(callee, [self.v(x) for x in op.operands] + list(self.pids))
+        if len(op.results) <= 1:
+            return r if op.results else None
+        return [self.builder.extract_value(r, k) for k in range(len(op.results))]
+
+    def _branch_to(self, blk, args):
+        for arg, x in zip(blk.args, args):
+            self.values[arg].add_incoming(self.v(x), self.builder.block)
+        return self.blocks[blk]
+
+    def op_cf_br(self, op):
+        self.builder.branch(self._branch_to(op.successor, op.arguments))
+
+    def op_cf_cond_br(self, op):
+        then_bb = self._branch_to(op.then_block, op.then_arguments)
+        else_bb = self._branch_to(op.else_block, op.else_arguments)
+        self.builder.cbranch(self.v(op.cond), then_bb, else_bb)
 
     def op_scf_yield(self, op):
         return None  # read by the parent

@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
     BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr, i64, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr,
     TensorType, VectorType, i32,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import MemoryEffectKind, has_effects
@@ -868,6 +868,46 @@ class FuncLowering:
             self.carried[op] = carried
             self.loops_to_strip.append(op)
 
+    @staticmethod
+    def _carried_arg(loop: Operation, i: int) -> SSAValue:
+        """The block argument that holds loop-carried value i at the top of an iteration."""
+        if loop.name == "scf.for":
+            return loop.regions[0].blocks[0].args[1 + i]
+        return loop.regions[0].blocks[0].args[i]  # scf.while: the `before` region
+
+    def lower_while(self, op: Operation):
+        """Tensor values carried by scf.while live in buffers: `before` arguments in one
+        per init, `after` arguments and results in the buffer of what scf.condition
+        forwards (the same one when it forwards a `before` argument unchanged)."""
+        before = op.regions[0].blocks[0]
+        em = TileEmitter(self, op.parent_block(), op)
+        carried = {}
+        for i, init in enumerate(op.operands):
+            if is_tensor(init):
+                buf = self.alloc_buffer(init.type)
+                self.materialize_into(em, init, buf)
+                self.buffers[before.args[i]] = buf
+                carried[i] = buf
+        if carried or any(is_tensor(r) for r in op.results):
+            self.carried[op] = carried
+            self.loops_to_strip.append(op)
+
+    def lower_condition(self, op: Operation):
+        loop = op.parent_op()
+        if loop not in self.carried:
+            return
+        after = loop.regions[1].blocks[0]
+        em = TileEmitter(self, op.parent_block(), op)
+        for j, v in enumerate(list(op.operands)[1:]):
+            if not is_tensor(v):
+                continue
+            buf = self.buffers.get(v) if isinstance(v, BlockArgument) and v.block is loop.regions[0].blocks[0] else None
+            if buf is None:
+                buf = self.alloc_buffer(v.type)
+                self.materialize_into(em, v, buf)
+            self.buffers[after.args[j]] = buf
+            self.buffers[loop.results[j]] = buf
+
     def lower_if(self, op: Operation):
         bufs = {i: self.alloc_buffer(r.type) for i, r in enumerate(op.results) if is_tensor(r)}
         if bufs:
@@ -885,6 +925,8 @@ class FuncLowering:
         if parent.name == "scf.if":
             for i, b in bufs.items():
                 self.materialize_into(em, op.operands[i], b)
+            return
+        if parent.name == "scf.while" and op.parent_block() is not parent.regions[1].blocks[0]:
             return
         # A yielded value may read carried buffers that other yields overwrite, or its own
         # at other indices: compute such values into temporaries first, then copy.
@@ -910,8 +952,8 @@ class FuncLowering:
     def _in_place_ok(self, value, loop, index) -> bool:
         """True when `value` reads the loop's carried tensors only as its own argument
         `index`, and only elementwise (at the index it writes)."""
-        own = loop.regions[0].blocks[0].args[1 + index]
-        others = {loop.regions[0].blocks[0].args[1 + i] for i in self.carried[loop] if i != index}
+        own = self._carried_arg(loop, index)
+        others = {self._carried_arg(loop, i) for i in self.carried[loop] if i != index}
         seen = set()
 
         def walk(v, shifted):
@@ -934,7 +976,20 @@ class FuncLowering:
 
     @staticmethod
     def strip_yields(op: Operation):
-        """Drops the tensor operands of an scf.for/scf.if's yields (now written to buffers)."""
+        """Drops the tensor operands of an scf.for/scf.if/scf.while's terminators (the
+        values are in buffers now)."""
+        if op.name == "scf.while":
+            cond = op.regions[0].blocks[0].last_op
+            new_c = scf.ConditionOp(cond.operands[0], *[v for v in list(cond.operands)[1:] if not is_tensor(v)])
+            cond.parent_block().insert_op_before(new_c, cond)
+            cond.detach()
+            cond.erase()
+            y = op.regions[1].blocks[0].last_op
+            new_y = scf.YieldOp(*[v for v in y.operands if not is_tensor(v)])
+            y.parent_block().insert_op_before(new_y, y)
+            y.detach()
+            y.erase()
+            return
         keep = [i for i, r in enumerate(op.results) if not is_tensor(r)]
         for region in op.regions:
             for blk in region.blocks:
@@ -948,7 +1003,18 @@ class FuncLowering:
     def strip_tensors(self, op: Operation):
         """Rebuilds an scf.for/scf.if without its tensor values, once nothing reads them."""
         keep = [i for i, r in enumerate(op.results) if not is_tensor(r)]
-        if op.name == "scf.for":
+        if op.name == "scf.while":
+            before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+            inits = [v for v in op.operands if not is_tensor(v)]
+            regions = list(op.regions)
+            for r in regions:
+                op.detach_region(r)
+            for blk in (before, after):
+                for a in reversed(list(blk.args)):
+                    if is_tensor(a):
+                        blk.erase_arg(a)
+            new = scf.WhileOp(inits, [op.results[i].type for i in keep], regions[0], regions[1])
+        elif op.name == "scf.for":
             body = op.regions[0].blocks[0]
             inits = [op.operands[3 + i] for i in keep]
             region = op.regions[0]
@@ -1020,7 +1086,10 @@ class FuncLowering:
                         yield from cls._ops_in_order(b)
 
     def run(self):
-        ops = list(self._ops_in_order(self.func.regions[0].blocks[0]))
+        ops = [op for blk in self.func.regions[0].blocks for op in self._ops_in_order(blk)]
+        for blk in list(self.func.regions[0].blocks)[1:]:
+            if any(is_tensor(a) for a in blk.args):
+                raise self.unsupported(blk.first_op, "a tensor passed between blocks (cf.br)")
         # Analyse before rewriting: the analysis reads the TTIR producers.
         for op in ops:
             if op.name in ("tt.store", "tt.load"):
@@ -1061,6 +1130,10 @@ class FuncLowering:
                 self.lower_for(op)
             elif name == "scf.if":
                 self.lower_if(op)
+            elif name == "scf.while":
+                self.lower_while(op)
+            elif name == "scf.condition":
+                self.lower_condition(op)
             elif name == "scf.yield":
                 self.lower_yield(op)
             elif name.startswith("scf."):
@@ -1109,10 +1182,18 @@ class FuncLowering:
         new = func.FuncOp(self.kernel, ftype, region, vis.data if vis else None, arg_attrs=_attr(f, "arg_attrs"))
         for op in list(new.walk()):
             if op.name == "tt.return":
-                ret = func.ReturnOp(*op.operands)
-                op.parent_block().insert_op_before(ret, op)
-                op.detach()
-                op.erase()
+                repl = func.ReturnOp(*op.operands)
+            elif op.name == "tt.call":
+                # A noinline callee (scalar arguments only, as Triton requires); it also
+                # receives the caller's program ids (see the code generator).
+                repl = func.CallOp(op.properties["callee"], list(op.operands), [r.type for r in op.results])
+            else:
+                continue
+            op.parent_block().insert_op_before(repl, op)
+            for old_r, new_r in zip(op.results, repl.results):
+                old_r.replace_all_uses_with(new_r)
+            op.detach()
+            op.erase()
         f.parent_block().insert_op_before(new, f)
         f.detach()
         f.erase()
