@@ -121,6 +121,9 @@ class FunctionEmitter:
         self.public = vis is None or vis.data == "public"
         fn.linkage = "external" if self.public else "internal"
         fn.attributes.add("nounwind")
+        if self.public:
+            # One copy of the body: inlined into `_launch` it would be compiled twice.
+            fn.attributes.add("noinline")
         self.fn = fn
 
     def emit(self):

@@ -134,8 +134,18 @@ class CPUBackend(BaseBackend):
 
     @staticmethod
     def make_ttcir(mod, metadata, options, host):
+        from triton_cpu.errors import UnsupportedError
         from triton_cpu.pipeline import ttir_to_ttcir
-        module, name = ttir_to_ttcir(str(mod), options, host)
+        # Source locations cost a third of the parse time: read them only when the code
+        # needs them (asserts name file:line) or to point an error at its line.
+        bare = mod.str_nodebug()
+        if "tt.assert" in bare:
+            module, name = ttir_to_ttcir(str(mod), options, host)
+        else:
+            try:
+                module, name = ttir_to_ttcir(bare, options, host)
+            except UnsupportedError:
+                module, name = ttir_to_ttcir(str(mod), options, host)
         metadata["name"] = name
         metadata["shared"] = 0
         metadata["num_threads"] = options.num_threads
