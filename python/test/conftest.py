@@ -44,6 +44,38 @@ class _Subprocess:
         return run
 
 
+_BATCH_CHILD = r"""
+import importlib.util, os, sys
+import torch
+cases = torch.load(sys.argv[1], weights_only=False)  # our own temp file
+mods = {}
+results = []
+for path, name, grid, args, kwargs in cases:
+    if path not in mods:
+        sys.path.insert(0, os.path.dirname(path))
+        spec = importlib.util.spec_from_file_location("m%d" % len(mods), path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        mods[path] = mod
+    getattr(mods[path], name)[grid](*args, **kwargs)
+    results.append(args)
+torch.save(results, sys.argv[1])
+"""
+
+
+def interpret_batch(cases):
+    """Runs several (kernel, grid, args, kwargs) under TRITON_INTERPRET=1 in one child
+    process and returns each case's arguments afterwards (outputs included)."""
+    import torch
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "cases.pt")
+        torch.save([(k.fn.__code__.co_filename, k.fn.__name__, tuple(g), list(a), kw) for k, g, a, kw in cases],
+                   path)
+        env = dict(os.environ, TRITON_INTERPRET="1")
+        subprocess.run([sys.executable, "-c", _BATCH_CHILD, path], env=env, check=True)
+        return torch.load(path, weights_only=False)
+
+
 def interpreted(kernel, subprocess=False):
     """The same @triton.jit kernel, run by Triton's interpreter (the reference).
 
