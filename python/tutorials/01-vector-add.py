@@ -10,10 +10,15 @@ widest) and runs the grid on an OpenMP thread pool.
 
 prints the result check and a benchmark against `torch.add(x, y, out=o)`.
 Threads: OMP_NUM_THREADS or TRITON_CPU_NUM_THREADS (default: all cores).
+Set TRITON_CPU_TUTORIAL_QUICK=1 for the check alone, without the benchmark.
 """
+import os
+
 import torch
 import triton
 import triton.language as tl
+
+QUICK = os.environ.get("TRITON_CPU_TUTORIAL_QUICK", "0") == "1"
 
 
 @triton.jit
@@ -75,5 +80,6 @@ if __name__ == "__main__":
     diff = torch.max(torch.abs(output_torch - output_triton)).item()
     print(f"The maximum difference between torch and triton is {diff}")
     assert torch.equal(output_torch, output_triton), "CPU backend result differs from torch"
-    print(f"Threads: {torch.get_num_threads()} (set OMP_NUM_THREADS or TRITON_CPU_NUM_THREADS)")
-    benchmark.run(print_data=True, show_plots=False)
+    if not QUICK:
+        print(f"Threads: {torch.get_num_threads()} (set OMP_NUM_THREADS or TRITON_CPU_NUM_THREADS)")
+        benchmark.run(print_data=True, show_plots=False)

@@ -1,0 +1,207 @@
+"""The tutorials' kernels on the CPU backend against torch eager, torch.compile and Triton's
+interpreter, in one run, with the project's performance floors.
+
+    python benchmarks/bench_tutorials.py [--threads 2] [--no-compile] [--no-interp]
+
+Problems (fp32): vector add 2^24, softmax 4096 x 1024, layer norm forward 4096 x 1024,
+matmul 1024^3. The kernels and host functions are the tutorials' own
+(python/tutorials/0*.py). Ratios are torch time / triton-cpu time (> 1: the CPU backend is
+faster); a floor is the smallest acceptable ratio against torch eager. The interpreter runs
+on a reduced size and its time is scaled per element (per multiply-add for matmul); kernels
+that call Triton's own @jit helpers (tl.max, tl.sum, ...) need TRITON_INTERPRET=1 at import,
+so those run in a child process.
+"""
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TUTORIALS = os.path.join(HERE, os.pardir, "python", "tutorials")
+
+# Smallest acceptable torch-eager / triton-cpu time ratios.
+FLOORS = {"vector add": 0.8, "softmax": 0.5, "layer norm fwd": 0.5, "matmul": 0.3}
+
+
+def load_tutorial(name):
+    """Imports python/tutorials/<name>.py (the file names are not valid module names)."""
+    path = os.path.join(TUTORIALS, name + ".py")
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# ---------------------------------------------------------------------------------------
+# The interpreter, in a child process with TRITON_INTERPRET=1. It prints one JSON object:
+# {problem: (milliseconds per call, units of work)} for the reduced problems.
+
+_INTERP_CHILD = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+sys.argv = sys.argv[:1]
+import torch
+import triton
+from bench_tutorials import load_tutorial
+
+def timed(fn, n=2):
+    fn()
+    t = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - t) / n * 1e3
+
+out = {}
+sm = load_tutorial("02-fused-softmax")
+x = torch.randn(64, 1024); y = torch.empty_like(x)
+out["softmax"] = (timed(lambda: sm.softmax_kernel[(64, )](y, x, 1024, 1024, 64, 1024, 1024, 1)), x.numel())
+
+ln = load_tutorial("05-layer-norm")
+w, b = torch.rand(1024), torch.randn(1024)
+mean, rstd = torch.empty(64), torch.empty(64)
+out["layer norm fwd"] = (timed(lambda: ln.layer_norm_fwd_kernel[(64, )](x, y, w, b, mean, rstd, 1024, 1024, 1e-5,
+                                                                       BLOCK_N=1024)), x.numel())
+
+mm = load_tutorial("03-matrix-multiplication")
+n = 128
+a, bb, c = torch.randn(n, n), torch.randn(n, n), torch.empty(n, n)
+kernel = mm.matmul_kernel.fn  # the autotuner's kernel, with one explicit config
+grid = ((n // 64) * (n // 64), )
+out["matmul"] = (timed(lambda: kernel[grid](a, bb, c, n, n, n, n, 1, n, 1, n, 1, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32,
+                                            GROUP_M=8, ACTIVATION="")), n**3)
+print("RESULT" + json.dumps(out))
+"""
+
+
+def interpreter_times():
+    env = dict(os.environ, TRITON_INTERPRET="1", TRITON_CPU_TUTORIAL_QUICK="1")
+    proc = subprocess.run([sys.executable, "-c", _INTERP_CHILD, HERE], env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError("interpreter child failed:\n" + proc.stderr[-3000:])
+    line = next(l for l in proc.stdout.splitlines() if l.startswith("RESULT"))
+    return json.loads(line[len("RESULT"):])
+
+
+def print_table(rows, threads, host):
+    """Prints the times, the ratios and the floors; returns the problems below their floor."""
+    print(f"threads = {threads}, host = {host}, fp32, times are medians of triton.testing.do_bench")
+    print(f"{'kernel':<15} {'size':>10} {'triton-cpu':>11} {'eager':>9} {'compile':>9} {'interp*':>10}"
+          f" {'vs eager':>9} {'vs compile':>10} {'vs interp':>10} {'floor':>6}  result")
+    print(f"{'':<15} {'':>10} {'ms':>11} {'ms':>9} {'ms':>9} {'ms':>10}")
+    failed = []
+
+    def fmt(value, spec, suffix=""):
+        width = int(spec.split(".")[0])
+        return format(value, spec) + suffix if value is not None else format("-", f">{width + len(suffix)}")
+
+    for name, size, c, e, k, i in rows:
+        ratio = e / c
+        ok = ratio >= FLOORS[name]
+        if not ok:
+            failed.append(name)
+        print(f"{name:<15} {size:>10} {c:11.3f} {e:9.3f} {fmt(k, '9.3f')} {fmt(i, '10.0f')}"
+              f" {ratio:8.2f}x {fmt(k and k / c, '9.2f', 'x')} {fmt(i and i / c, '9.0f', 'x')}"
+              f" {FLOORS[name]:5.1f}x  {'pass' if ok else 'FAIL'}")
+    print("* interpreter timed on a reduced size (add 2^18, softmax/layer norm 64x1024, matmul 128^3) "
+          "and scaled to the full size")
+    print("floors: " + ", ".join(f"{k} >= {v}x torch" for k, v in FLOORS.items()) +
+          (f"; FAILED: {', '.join(failed)}" if failed else "; all pass"))
+    return failed
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--no-interp", action="store_true", help="skip Triton's interpreter")
+    args = ap.parse_args()
+
+    os.environ["TRITON_CPU_NUM_THREADS"] = str(args.threads)
+    os.environ["TRITON_CPU_TUTORIAL_QUICK"] = "1"  # the tutorials' module-level setup only
+    import torch
+    import triton
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.testing import do_bench
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+
+    def bench(fn):
+        return do_bench(fn, warmup=50, rep=400, return_mode="median")
+
+    va = load_tutorial("01-vector-add")
+    sm = load_tutorial("02-fused-softmax")
+    mm = load_tutorial("03-matrix-multiplication")
+    ln = load_tutorial("05-layer-norm")
+    mm.matmul_kernel.configs = [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8})
+                                for m, n, k in [(64, 64, 32), (64, 128, 32), (128, 64, 64)]]
+
+    rows = []  # (name, triton ms, eager ms, compile ms or None, interp ms scaled or None)
+
+    # vector add, 2^24 fp32
+    n = 1 << 24
+    x, y, o = torch.rand(n), torch.rand(n), torch.empty(n)
+    t_cpu = bench(lambda: va.add_kernel[(triton.cdiv(n, 4096), )](x, y, o, n, BLOCK_SIZE=4096))
+    assert torch.equal(o, x + y)
+    t_eager = bench(lambda: torch.add(x, y, out=o))
+    t_interp = None
+    if not args.no_interp:
+        small = 1 << 18
+        interp = InterpretedFunction(va.add_kernel.fn)
+        xs, ys, os_ = x[:small].clone(), y[:small].clone(), torch.empty(small)
+        interp[(small // 4096, )](xs, ys, os_, small, BLOCK_SIZE=4096)
+        t0 = time.perf_counter()
+        for _ in range(2):
+            interp[(small // 4096, )](xs, ys, os_, small, BLOCK_SIZE=4096)
+        t_interp = (time.perf_counter() - t0) / 2 * 1e3 * n / small
+    rows.append(("vector add", "2^24", t_cpu, t_eager, None, t_interp))
+    del x, y, o
+
+    # softmax, 4096 x 1024
+    x = torch.randn(4096, 1024)
+    torch.testing.assert_close(sm.softmax(x), torch.softmax(x, -1))
+    t_cpu = bench(lambda: sm.softmax(x))
+    t_eager = bench(lambda: torch.softmax(x, -1))
+    t_comp = None
+    if not args.no_compile:
+        f = torch.compile(lambda t: torch.softmax(t, -1))
+        f(x)
+        t_comp = bench(lambda: f(x))
+    rows.append(["softmax", "4096x1024", t_cpu, t_eager, t_comp, None])
+
+    # layer norm forward, 4096 x 1024
+    w, b = torch.rand(1024), torch.randn(1024)
+    with torch.no_grad():
+        torch.testing.assert_close(ln.layer_norm(x, (1024, ), w, b, 1e-5),
+                                   torch.nn.functional.layer_norm(x, (1024, ), w, b, 1e-5), rtol=1e-4, atol=1e-4)
+        t_cpu = bench(lambda: ln.layer_norm(x, (1024, ), w, b, 1e-5))
+        t_eager = bench(lambda: torch.nn.functional.layer_norm(x, (1024, ), w, b, 1e-5))
+        t_comp = None
+        if not args.no_compile:
+            f = torch.compile(torch.nn.functional.layer_norm)
+            f(x, (1024, ), w, b, 1e-5)
+            t_comp = bench(lambda: f(x, (1024, ), w, b, 1e-5))
+    rows.append(["layer norm fwd", "4096x1024", t_cpu, t_eager, t_comp, None])
+
+    # matmul, 1024^3
+    a, bm = torch.randn(1024, 1024), torch.randn(1024, 1024)
+    torch.testing.assert_close(mm.matmul(a, bm), a @ bm, rtol=1e-4, atol=1e-3)  # also autotunes
+    t_cpu = bench(lambda: mm.matmul(a, bm))
+    t_eager = bench(lambda: torch.matmul(a, bm))
+    rows.append(["matmul", "1024^3", t_cpu, t_eager, None, None])
+
+    if not args.no_interp:
+        full = {"softmax": 4096 * 1024, "layer norm fwd": 4096 * 1024, "matmul": 1024**3}
+        for name, (ms, units) in interpreter_times().items():
+            row = next(r for r in rows if r[0] == name)
+            row[5] = ms * full[name] / units
+
+    host = triton.runtime.driver.active.get_current_target().arch
+    failed = print_table(rows, args.threads, host)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
