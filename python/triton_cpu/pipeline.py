@@ -42,6 +42,22 @@ def ttir_to_ttcir(ttir_text: str, options, host):
     return module, name
 
 
+def buffer_bytes(module) -> int:
+    """Memory one program needs for its materialized tensors (stack or scratch): what the
+    backend reports as `metadata.shared`. At least one cache line, the frame every program
+    has: Triton's occupancy host code (tutorial 02) divides by it."""
+    total = 0
+    for op in module.walk():
+        if op.name == "memref.alloca":
+            t = op.results[0].type
+            width = getattr(t.element_type, "bitwidth", None) or 64
+            size = max(1, width // 8)
+            for d in t.get_shape():
+                size *= d
+            total += (size + 63) & ~63
+    return max(64, total)
+
+
 def ttcir_to_llir(module, options, host) -> str:
     from triton_cpu.codegen.llvm_emitter import emit_llvm
     if isinstance(module, str):

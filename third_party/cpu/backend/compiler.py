@@ -135,7 +135,7 @@ class CPUBackend(BaseBackend):
     @staticmethod
     def make_ttcir(mod, metadata, options, host):
         from triton_cpu.errors import UnsupportedError
-        from triton_cpu.pipeline import ttir_to_ttcir
+        from triton_cpu.pipeline import buffer_bytes, ttir_to_ttcir
         # Source locations cost a third of the parse time: read them only when the code
         # needs them (asserts name file:line) or to point an error at its line.
         bare = mod.str_nodebug()
@@ -147,7 +147,7 @@ class CPUBackend(BaseBackend):
             except UnsupportedError:
                 module, name = ttir_to_ttcir(str(mod), options, host)
         metadata["name"] = name
-        metadata["shared"] = 0
+        metadata["shared"] = buffer_bytes(module)
         metadata["num_threads"] = options.num_threads
         return module
 

@@ -345,9 +345,10 @@ class CPUUtils:
         return {
             # Programs that run at once: sizing persistent grids by this fills every thread.
             "multiprocessor_count": default_num_threads(),
-            # CompiledKernel raises OutOfResources for a kernel whose `shared` exceeds
-            # this; a core's L2 is the CPU's nearest thing to shared memory.
-            "max_shared_mem": max(caches["l2"], 1 << 20),
+            # CompiledKernel raises OutOfResources for a kernel whose `shared` (its buffer
+            # bytes per program) exceeds this. Buffers past 64 KiB live in a per-thread heap
+            # arena, so any block size fits: the limit only guards against absurd sizes.
+            "max_shared_mem": 1 << 30,
             "max_num_regs": 65536,
             "warpSize": 1,
             "arch": llvm.host().cpu,
