@@ -838,6 +838,32 @@ class FunctionEmitter:
         return b.select(away, stepped, r)
 
     # -- atomics ------------------------------------------------------------
+    def _bf16_atomic(self, kind, ptr, val, ordering):
+        """bf16 (f32 in registers, i16 in memory): a compare-exchange loop on the word."""
+        b = self.builder
+        pre = b.block
+        loop = b.append_basic_block("bf16.atomic")
+        done = b.append_basic_block("bf16.atomic.done")
+        first = b.load_atomic(ptr, "monotonic", 2, typ=cg.I16)
+        b.branch(loop)
+        b.position_at_end(loop)
+        cur = b.phi(cg.I16)
+        cur.add_incoming(first, pre)
+        old = self.bf16_to_f32(b, cur)
+        if kind == "fadd":
+            new = b.fadd(old, val)
+        elif kind in ("fmax", "fmin"):
+            new = cg.call_intrinsic(b, "llvm.maxnum" if kind == "fmax" else "llvm.minnum", [cg.F32], cg.F32,
+                                    [old, val])
+        else:  # xchg
+            new = val
+        failure = {"acq_rel": "acquire", "release": "monotonic"}.get(ordering, ordering)
+        pair = b.cmpxchg(ptr, cur, self.f32_to_bf16_bits(b, new), ordering, failure)
+        cur.add_incoming(b.extract_value(pair, 0), b.block)
+        b.cbranch(b.extract_value(pair, 1), done, loop)
+        b.position_at_end(done)
+        return old
+
     def op_tcpu_atomic_rmw(self, op):
         b = self.builder
         ptr, val = self.v(op.ptr), self.v(op.val)
@@ -845,11 +871,15 @@ class FunctionEmitter:
         if not isinstance(val.type, ir.IntType) and kind in ("max", "min"):
             kind = "f" + kind
         ordering = op.ordering.data
+        if is_bf16(op.val.type):
+            atomic = lambda: self._bf16_atomic(kind, ptr, val, ordering)
+        else:
+            atomic = lambda: b.atomic_rmw(kind, ptr, val, ordering)
         if op.mask is None:
-            return b.atomic_rmw(kind, ptr, val, ordering)
+            return atomic()
         with b.if_else(self.v(op.mask)) as (then, otherwise):
             with then:
-                old = b.atomic_rmw(kind, ptr, val, ordering)
+                old = atomic()
                 then_bb = b.block
             with otherwise:
                 else_bb = b.block
@@ -862,6 +892,11 @@ class FunctionEmitter:
         b = self.builder
         ptr, cmp, val = self.v(op.ptr), self.v(op.cmp), self.v(op.val)
         t = val.type
+        if is_bf16(op.val.type):
+            cmp, val = self.f32_to_bf16_bits(b, cmp), self.f32_to_bf16_bits(b, val)
+            pair = b.cmpxchg(ptr, cmp, val, op.ordering.data,
+                             {"acq_rel": "acquire", "release": "monotonic"}.get(op.ordering.data, op.ordering.data))
+            return self.bf16_to_f32(b, b.extract_value(pair, 0))
         if not isinstance(t, ir.IntType):  # cmpxchg compares bits: floats go as integers
             it = ir.IntType(_fbits(t))
             cmp, val = b.bitcast(cmp, it), b.bitcast(val, it)

@@ -739,8 +739,6 @@ class FuncLowering:
         """One LLVM atomic per element, in index order, under the mask; a tensor result
         (the old values) goes to a buffer when it is used."""
         ordering = self._ORDERINGS[op.get_sem()]
-        if element_type(op.results[0].type) == BFloat16Type():
-            raise self.unsupported(op, "a bf16 atomic")
         if op.name == "tt.atomic_rmw":
             kind = self._RMW_KINDS[op.get_rmw_op()]
             operands = [op.ptr, op.val, op.mask]
