@@ -1,0 +1,62 @@
+"""Cold compile + first run of a kernel, each in a fresh process and a fresh cache.
+
+    python benchmarks/compile_time.py
+
+Prints, for vector add and a 10-op elementwise kernel at BLOCK 1024 and 65536, the time
+of the first call (everything: Triton's frontend, our stages, the C launcher built on
+first use, the run) and of a second kernel compiled in the same process (what a new
+kernel costs once the compiler is loaded). Compile time must not grow with BLOCK.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+CHILD = r"""
+import os, sys, time
+import torch, triton, triton.language as tl
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+@triton.jit
+def ten_op_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    y = tl.load(y_ptr + offs, mask=m)
+    z = x * y + 1.0
+    z = tl.maximum(z, 0.0) - x / (y * y + 1.0)
+    z = tl.exp(z * 0.1) + tl.sqrt(tl.abs(z)) * 0.5
+    tl.store(out_ptr + offs, tl.where(z > 1.0, z, -z), mask=m)
+
+kernel = add_kernel if sys.argv[1] == "add" else ten_op_kernel
+block = int(sys.argv[2])
+n = 1 << 20
+x, y, o = torch.randn(n), torch.randn(n), torch.empty(n)
+t = time.perf_counter()
+kernel[(triton.cdiv(n, block),)](x, y, o, n, BLOCK=block)
+first = time.perf_counter() - t
+t = time.perf_counter()
+kernel[(triton.cdiv(n, block // 2),)](x, y, o, n, BLOCK=block // 2)
+second = time.perf_counter() - t
+print(f"{first * 1000:.0f} {second * 1000:.0f}")
+"""
+
+
+def main():
+    print(f"{'kernel':<10} {'BLOCK':>6} {'first call, cold ms':>20} {'next kernel ms':>15}")
+    for kernel in ("add", "10-op"):
+        for block in (1024, 65536):
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, TRITON_CACHE_DIR=cache)
+                out = subprocess.run([sys.executable, "-c", CHILD, kernel, str(block)], env=env,
+                                     capture_output=True, text=True, check=True).stdout.split()
+            print(f"{kernel:<10} {block:>6} {out[0]:>20} {out[1]:>15}")
+
+
+if __name__ == "__main__":
+    main()
