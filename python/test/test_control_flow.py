@@ -172,3 +172,32 @@ def test_noinline_helper_with_scalar_arguments():
     expected[:, :8] = 2.0
     expected[:, 15] = 3.0
     assert torch.equal(out, expected)
+
+
+@triton.jit
+def reuse_after_store_kernel(p_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(p_ptr + offs)
+    tl.store(p_ptr + offs, x * 2)
+    tl.store(out_ptr + offs, x)  # must see the value loaded before the store above
+
+
+@triton.jit
+def reuse_across_iterations_kernel(p_ptr, out_ptr, K, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(p_ptr + offs)
+    for k in range(K):
+        tl.store(out_ptr + k * N + offs, x)
+        tl.store(p_ptr + offs, x + k + 1)  # a later iteration must not re-read this
+
+
+def test_loads_are_not_reevaluated_after_a_store():
+    p = torch.arange(16.0)
+    orig = p.clone()
+    out = torch.empty(16)
+    reuse_after_store_kernel[(1,)](p, out, N=16)
+    assert torch.equal(out, orig) and torch.equal(p, orig * 2)
+    p = orig.clone()
+    out = torch.empty(3, 16)
+    reuse_across_iterations_kernel[(1,)](p, out, 3, N=16)
+    assert torch.equal(out, orig.expand(3, 16))

@@ -1072,6 +1072,77 @@ class FuncLowering:
         raise ValueError(f"bad program axis {a}")
 
     # -- driver -------------------------------------------------------------
+    # -- what to compute once ---------------------------------------------------
+    # Ops that consume tensors where they stand (their operands are evaluated there).
+    _ROOTS = {"tt.store", "tt.reduce", "tt.scan", "tt.dot", "tt.atomic_rmw", "tt.atomic_cas", "tt.print",
+              "tt.assert", "tt.histogram", "scf.yield", "scf.condition", "scf.for", "scf.while", "tt.gather"}
+    # Worth a buffer when evaluated for several consumers.
+    _EXPENSIVE = ("tt.load", "math.", "tt.extern_elementwise", "arith.divf", "tt.precise_")
+
+    def materialization_plan(self, ops) -> set:
+        """Tensors to compute once, into a buffer, right after their definition (instead of
+        being recomputed inside each consumer's loop nest):
+          - a load that a memory write may separate from one of its consumers (the value
+            must be what memory held at the load, as on a GPU);
+          - an expensive value (a load, math, an extern call, a division) that feeds two
+            or more consumers."""
+        position = {op: i for i, op in enumerate(ops)}
+        writes = [op for op in ops if has_effects(op, MemoryEffectKind.WRITE)
+                  and op.name not in ("tt.print", "tt.assert")]
+        roots: dict[SSAValue, set] = {}
+
+        def visit(v, root, seen):
+            if v in seen or not is_tensor(v):
+                return
+            seen.add(v)
+            roots.setdefault(v, set()).add(root)
+            producer = v.owner
+            if isinstance(producer, Operation) and producer.name not in self._ROOTS \
+                    and producer.name not in ("tt.reduce", "tt.scan", "tt.dot", "tt.histogram"):
+                for x in producer.operands:
+                    visit(x, root, seen)
+
+        for op in ops:
+            if op.name in self._ROOTS or op.name in ("tt.atomic_rmw", "tt.atomic_cas"):
+                seen = set()
+                for x in op.operands:
+                    visit(x, op, seen)
+        plan = set()
+        for v, rs in roots.items():
+            producer = v.owner
+            if not isinstance(producer, Operation) or producer not in position:
+                continue
+            if producer.name == "tt.load" and any(self._write_between(producer, r, writes, position) for r in rs):
+                plan.add(v)
+            elif len(rs) >= 2 and producer.name.startswith(self._EXPENSIVE):
+                plan.add(v)
+        return plan
+
+    @staticmethod
+    def _write_between(load, root, writes, position) -> bool:
+        """May a write run after `load` and before `root` evaluates it? (Writes by `root`
+        itself happen chunk by chunk after the chunk's read, as its own loop nest.)"""
+        lo, hi = position[load], position.get(root, len(position))
+        loops = []
+        p = root.parent_op()
+        while p is not None:
+            if p.name in ("scf.for", "scf.while") and not p.is_ancestor(load):
+                loops.append(p)
+            p = p.parent_op()
+        for w in writes:
+            if w is root:
+                continue
+            if lo < position[w] < hi:
+                return True
+            if any(loop.is_ancestor(w) for loop in loops):  # an earlier iteration's write
+                return True
+        return False
+
+    def materialize_at_definition(self, op: Operation, value: SSAValue):
+        buf = self.alloc_buffer(value.type)
+        self.materialize_into(TileEmitter(self, op.parent_block(), op.next_op), value, buf)
+        self.buffers[value] = buf
+
     @classmethod
     def _ops_in_order(cls, block: Block):
         """Ops in program order, entering structured control flow only (not the
@@ -1092,9 +1163,13 @@ class FuncLowering:
         for op in ops:
             if op.name in ("tt.store", "tt.load"):
                 self.axis.get(op.operands[0])
+        to_materialize = self.materialization_plan(ops)
         tensor_ops = []
         for op in ops:
             name = op.name
+            for r in op.results:
+                if r in to_materialize and op.next_op is not None:
+                    self.materialize_at_definition(op, r)
             if name == "tt.store" and is_tensor(op.operands[0]):
                 self.lower_store(op)
             elif name == "tt.print":
