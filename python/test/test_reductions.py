@@ -210,3 +210,20 @@ def test_large_block_reduction():
     out = torch.empty(256)
     large_reduce_kernel[(1,)](x, out, M=256, N=256)
     torch.testing.assert_close(out, (x * 2.0).sum(0), rtol=1e-5, atol=1e-4)
+
+
+@triton.jit
+def bool_xor_kernel(x_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :]).to(tl.int1)
+    tl.store(z_ptr + rm, tl.xor_sum(x, axis=1))
+
+
+def test_bool_reduction_per_row():
+    """Boolean intermediates live in byte-per-element buffers (a packed i1 vector would not
+    agree with scalar accesses)."""
+    x = torch.randint(0, 2, (8, 32)).bool()
+    z = torch.zeros(8, dtype=torch.bool)
+    bool_xor_kernel[(1,)](x, z, M=8, N=32)
+    assert torch.equal(z, torch.from_numpy(np.bitwise_xor.reduce(x.numpy(), axis=1)))

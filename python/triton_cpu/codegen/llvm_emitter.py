@@ -57,6 +57,10 @@ class ModuleEmitter:
     # -- types --------------------------------------------------------------
     def scalar_type(self, t, memory: bool = False) -> ir.Type:
         if isinstance(t, IntegerType):
+            # Booleans are bytes in memory: a vector of i1 in memory would be packed bits,
+            # which scalar accesses of the same buffer would not agree with.
+            if memory and t.width.data == 1:
+                return cg.I8
             return ir.IntType(t.width.data)
         if isinstance(t, IndexType):
             return cg.I64
@@ -982,11 +986,15 @@ class FunctionEmitter:
         """Memory representation -> register representation."""
         if is_bf16(vt):
             return self.bf16_to_f32(self.builder, raw)
+        if isinstance(elem_of(vt), IntegerType) and elem_of(vt).width.data == 1:
+            return self.builder.trunc(raw, cg.with_scalar(raw.type, cg.I1))
         return raw
 
     def _store_value(self, x, vt):
         if is_bf16(vt):
             return self.f32_to_bf16_bits(self.builder, x)
+        if isinstance(elem_of(vt), IntegerType) and elem_of(vt).width.data == 1:
+            return self.builder.zext(x, cg.with_scalar(x.type, cg.I8))
         return x
 
     def _align(self, op, default):

@@ -25,7 +25,7 @@ from math import gcd
 from xdsl.context import Context
 from xdsl.dialects import func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
-    BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr, i64, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr,
+    BFloat16Type, DenseArrayBase, Float16Type, Float32Type, DenseIntOrFPElementsAttr, i64, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr,
     TensorType, VectorType, i32,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
@@ -680,7 +680,10 @@ class FuncLowering:
         a, b, c0 = op.operands
         out = op.results[0]
         shape = shape_of(out)
-        acc_elem = element_type(out.type)
+        out_elem = element_type(out.type)
+        # fp16/bf16 results accumulate in fp32 and round once at the end, as GPU matrix
+        # units and Triton's interpreter do.
+        acc_elem = Float32Type() if isinstance(out_elem, (Float16Type, BFloat16Type)) else out_elem
         batch = shape[:-2]
         M, N = shape[-2:]
         K = shape_of(a)[-1]
@@ -690,9 +693,8 @@ class FuncLowering:
         b_buf = self.pack(em, b, acc_elem)
         # Write C in place into C0's buffer when nothing else reads C0.
         c_buf = self.buffers.get(c0)
-        if c_buf is None or len(list(c0.uses)) != 1:
-            c_buf = self.alloc_buffer(out.type)
-            self.materialize_into(em, c0, c_buf)
+        if c_buf is None or len(list(c0.uses)) != 1 or acc_elem != out_elem:
+            c_buf = self.pack(em, c0, acc_elem)
         lanes = max(1, self.config.vector_bits // max(8, _bits(acc_elem)))
         VL = min(lanes, N)
         NR = 2 if N >= 2 * VL else 1
@@ -725,6 +727,15 @@ class FuncLowering:
                 e.store_buffer(v, c_buf, pre + (r, c))
 
         self.nest_steps(em, batch + (M, N), [1] * len(batch) + [MR, NR * VL], tile)
+        if acc_elem != out_elem:
+            out_buf = self.alloc_buffer(out.type)
+            vl = self.vector_length(shape, [])
+
+            def narrow(e, idx):
+                v = e.load_buffer(c_buf, idx, vl)
+                e.store_buffer(e.emit(arith.TruncFOp(v, vec_type(out_elem, vl))), out_buf, idx)
+            self.nest(em, shape, vl, narrow)
+            c_buf = out_buf
         self.buffers[out] = c_buf
 
     # -- atomics --------------------------------------------------------------
