@@ -201,3 +201,25 @@ def test_loads_are_not_reevaluated_after_a_store():
     out = torch.empty(3, 16)
     reuse_across_iterations_kernel[(1,)](p, out, 3, N=16)
     assert torch.equal(out, orig.expand(3, 16))
+
+
+@triton.jit
+def static_range_kernel(x_ptr, out_ptr, N: tl.constexpr, STEPS: tl.constexpr):
+    tl.static_assert(N % 16 == 0, "N must be a multiple of 16")
+    offs = tl.arange(0, N)
+    acc = tl.zeros((N,), tl.float32)
+    for k in tl.static_range(STEPS):  # unrolled by the frontend
+        acc += tl.load(x_ptr + k * N + offs) * (k + 1)
+    for k in tl.range(0, STEPS, 2):  # a runtime loop with a step
+        acc += tl.load(x_ptr + k * N + offs)
+    tl.store(out_ptr + offs, acc)
+
+
+def test_static_range_tl_range_and_static_assert():
+    x = torch.randn(4, 32)
+    out = torch.empty(32)
+    static_range_kernel[(1,)](x, out, N=32, STEPS=4)
+    ref = sum(x[k] * (k + 1) for k in range(4)) + x[0] + x[2]
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    with pytest.raises(triton.CompilationError, match="multiple of 16"):
+        static_range_kernel[(1,)](x, out, N=8, STEPS=1)

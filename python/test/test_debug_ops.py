@@ -53,6 +53,21 @@ def test_device_print_2d_hex_and_floats(tmp_path):
     assert "pid (0, 0, 0) idx (1): -0.250000" in lines
 
 
+def test_device_print_signedness(tmp_path):
+    lines = _run_script(tmp_path, """
+        import torch, triton, triton.language as tl
+        @triton.jit
+        def k(x_ptr):
+            x = tl.load(x_ptr + tl.arange(0, 2))
+            tl.device_print("s", x)
+            tl.device_print("u", x.to(tl.uint8, bitcast=True))
+        k[(1,)](torch.tensor([-1, 5], dtype=torch.int8))
+    """)
+    assert "pid (0, 0, 0) idx (0) s: -1" in lines
+    assert "pid (0, 0, 0) idx (0) u: 255" in lines
+    assert "pid (0, 0, 0) idx (1) u: 5" in lines
+
+
 @triton.jit
 def assert_kernel(x_ptr, N: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, N))
