@@ -25,15 +25,13 @@ from math import gcd
 from xdsl.context import Context
 from xdsl.dialects import func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
-    BFloat16Type, DenseArrayBase, Float16Type, Float32Type, DenseIntOrFPElementsAttr, i64, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr,
-    TensorType, VectorType, i32,
+    BFloat16Type, DenseArrayBase, Float16Type, Float32Type, DenseIntOrFPElementsAttr, i64, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, TensorType, VectorType, i32,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint
 from xdsl.traits import MemoryEffectKind, has_effects
 
-from triton_cpu.analysis.axis_info import AxisInfoAnalysis, element_type, is_ptr, pointee_bytes, shape_of
+from triton_cpu.analysis.axis_info import AxisInfoAnalysis, element_type, pointee_bytes, shape_of
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
