@@ -223,3 +223,19 @@ def test_static_range_tl_range_and_static_assert():
     torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
     with pytest.raises(triton.CompilationError, match="multiple of 16"):
         static_range_kernel[(1,)](x, out, N=8, STEPS=1)
+
+
+@triton.jit
+def exit_early_kernel(flag_ptr, out_ptr):
+    # Canonicalizes to one conditional branch whose two edges reach the same block.
+    if tl.load(flag_ptr):
+        tl.store(out_ptr, 0)
+        return
+    tl.store(out_ptr, 1)
+
+
+@pytest.mark.parametrize("flag", [1, 0])
+def test_return_from_if_with_both_edges_to_one_block(flag):
+    out = torch.full((1,), -1, dtype=torch.int32)
+    exit_early_kernel[(1,)](torch.tensor([flag], dtype=torch.int32), out)
+    assert out.item() == (0 if flag else 1)

@@ -78,3 +78,34 @@ def test_two_operand_scan_linear_recurrence():
         h = a[i] * h + b[i]
         ref.append(h)
     torch.testing.assert_close(out, torch.stack(ref), rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
+def _roll_combine(a1, b1_last, b1_cur, a2, b2_last, b2_cur):
+    # Uses a constant (0) that the compiler hoists out of the combine region.
+    return a1 + a2, tl.where(a2 == 1, b1_cur, 0) + b2_last, b2_cur
+
+
+@triton.jit
+def roll_kernel(x_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, REVERSE: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    _, z, _ = tl.associative_scan((1 + 0 * x, 0 * x, x), axis=AXIS, combine_fn=_roll_combine, reverse=REVERSE)
+    tl.store(z_ptr + rm[:, None] * N + rn[None, :], z)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_three_operand_scan_rolls(axis, reverse):
+    x = torch.randint(-10, 10, (8, 16), dtype=torch.int32)
+    z = torch.empty_like(x)
+    roll_kernel[(1,)](x, z, M=8, N=16, AXIS=axis, REVERSE=reverse)
+    # The scan shifts by one along the axis (toward the end, or the start when reversed),
+    # with zeros coming in.
+    ref = torch.zeros_like(x)
+    if not reverse:
+        (ref[1:] if axis == 0 else ref[:, 1:]).copy_(x[:-1] if axis == 0 else x[:, :-1])
+    else:
+        (ref[:-1] if axis == 0 else ref[:, :-1]).copy_(x[1:] if axis == 0 else x[:, 1:])
+    assert torch.equal(z, ref)

@@ -319,6 +319,17 @@ class FunctionEmitter:
         self.builder.branch(self._branch_to(op.successor, op.arguments))
 
     def op_cf_cond_br(self, op):
+        if op.then_block is op.else_block:
+            # Both edges to one block: a phi takes one value per predecessor, so pick the
+            # arguments with selects and branch once.
+            b = self.builder
+            cond = self.v(op.cond)
+            args = [b.select(cond, self.v(t), self.v(e)) for t, e in zip(op.then_arguments, op.else_arguments)]
+            blk = op.then_block
+            for arg, x in zip(blk.args, args):
+                self.values[arg].add_incoming(x, b.block)
+            b.branch(self.blocks[blk])
+            return
         then_bb = self._branch_to(op.then_block, op.then_arguments)
         else_bb = self._branch_to(op.else_block, op.else_arguments)
         self.builder.cbranch(self.v(op.cond), then_bb, else_bb)

@@ -536,6 +536,14 @@ class FuncLowering:
         """Clones a combine region (reduce/scan) on `args` with `width` lanes; returns
         the values its terminator returns."""
         env = dict(zip(block.args, args))
+
+        def outside(x):
+            """A scalar defined outside the region (e.g. a hoisted constant): splat it."""
+            if width == 1 or isinstance(x.type, VectorType):
+                return x
+            env[x] = em.emit(vector.BroadcastOp(x, VectorType(x.type, [width])))
+            return env[x]
+
         for op in block.ops:
             if op is block.last_op:
                 return [env[v] for v in op.operands]
@@ -546,7 +554,7 @@ class FuncLowering:
                                                                         [attr.value.data]))
                 env[op.results[0]] = em.emit(c)
                 continue
-            env[op.results[0]] = self.elementwise(op, lambda x: env.get(x, x), width, em.emit)
+            env[op.results[0]] = self.elementwise(op, lambda x: env[x] if x in env else outside(x), width, em.emit)
         raise self.unsupported(block.parent_op(), "a combine region without terminator")
 
     def _halves(self, em, vec, width):
