@@ -51,9 +51,13 @@ def main():
     print(f"{'kernel':<10} {'BLOCK':>6} {'first call, cold ms':>20} {'next kernel ms':>15}")
     for kernel in ("add", "10-op"):
         for block in (1024, 65536):
-            with tempfile.TemporaryDirectory() as cache:
-                env = dict(os.environ, TRITON_CACHE_DIR=cache)
-                out = subprocess.run([sys.executable, "-c", CHILD, kernel, str(block)], env=env,
+            with tempfile.TemporaryDirectory() as tmp:
+                # @triton.jit reads the kernel's source: the child must be a file.
+                child = os.path.join(tmp, "child.py")
+                with open(child, "w") as f:
+                    f.write(CHILD)
+                env = dict(os.environ, TRITON_CACHE_DIR=os.path.join(tmp, "cache"))
+                out = subprocess.run([sys.executable, child, kernel, str(block)], env=env,
                                      capture_output=True, text=True, check=True).stdout.split()
             print(f"{kernel:<10} {block:>6} {out[0]:>20} {out[1]:>15}")
 
