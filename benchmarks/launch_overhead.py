@@ -5,15 +5,8 @@
 import time
 
 import torch
-import triton
-import triton.language as tl
 
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+from kernels import add_kernel
 
 
 def best_us(fn, reps=20000, rounds=5):

@@ -8,42 +8,6 @@ import pytest
 # Keep every test process on few threads: CI has 2 cores and runs pytest-xdist.
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
-_CHILD = r"""
-import importlib.util, os, sys
-sys.path.insert(0, os.path.dirname(sys.argv[1]))
-import torch
-spec = importlib.util.spec_from_file_location("kernels_under_test", sys.argv[1])
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-grid, args, kwargs = torch.load(sys.argv[3])
-getattr(mod, sys.argv[2])[grid](*args, **kwargs)
-torch.save(args, sys.argv[3])
-"""
-
-
-class _Subprocess:
-    """Runs a kernel of a test module under TRITON_INTERPRET=1 in a child process: only
-    then are Triton's own @jit helpers (tl.max, tl.sum, ...) interpretable."""
-
-    def __init__(self, kernel):
-        self.kernel = kernel
-
-    def __getitem__(self, grid):
-        def run(*args, **kwargs):
-            import torch
-            fn = self.kernel.fn
-            with tempfile.TemporaryDirectory() as tmp:
-                path = os.path.join(tmp, "args.pt")
-                torch.save((tuple(grid), list(args), kwargs), path)
-                env = dict(os.environ, TRITON_INTERPRET="1")
-                subprocess.run([sys.executable, "-c", _CHILD, fn.__code__.co_filename, fn.__name__, path],
-                               env=env, check=True)
-                for mine, theirs in zip(args, torch.load(path)):
-                    if isinstance(mine, torch.Tensor):
-                        mine.copy_(theirs)
-        return run
-
-
 _BATCH_CHILD = r"""
 import importlib.util, os, sys
 import torch
@@ -85,6 +49,23 @@ def interpreted(kernel, subprocess=False):
         return _Subprocess(kernel)
     from triton.runtime.interpreter import InterpretedFunction
     return InterpretedFunction(kernel.fn)
+
+
+class _Subprocess:
+    """`kernel[grid](*args)` under the interpreter in a child process (see interpret_batch);
+    tensor arguments receive the child's results."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, grid):
+        def run(*args, **kwargs):
+            import torch
+            (after,) = interpret_batch([(self.kernel, grid, list(args), kwargs)])
+            for mine, theirs in zip(args, after):
+                if isinstance(mine, torch.Tensor):
+                    mine.copy_(theirs)
+        return run
 
 
 @pytest.fixture

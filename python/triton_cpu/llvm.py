@@ -49,7 +49,7 @@ def host() -> Host:
 
 
 @functools.lru_cache(None)
-def target_machine(h: Host, fp_fusion: bool = True):
+def target_machine(h: Host):
     _init()
     target = llvm.Target.from_triple(h.triple)
     return target.create_target_machine(cpu=h.cpu, features=h.features, opt=3, reloc="pic",

@@ -67,7 +67,8 @@ class AxisInfo:
         return AxisInfo((1,) * len(shape), (d,) * len(shape), tuple(shape), value)
 
 
-def _attr(op, name):
+def attr(op, name):
+    """An op's property, or its attribute of that name (TTIR has both kinds)."""
     a = op.properties.get(name)
     return a if a is not None else op.attributes.get(name)
 
@@ -140,14 +141,14 @@ class AxisInfoAnalysis:
 
     @staticmethod
     def _arg_divisibility(func, index: int) -> int:
-        arg_attrs = _attr(func, "arg_attrs")
+        arg_attrs = attr(func, "arg_attrs")
         if arg_attrs is None:
             return 1
         d = arg_attrs.data[index].data.get("tt.divisibility")
         return _int_value(d) or 1
 
     def _arith_constant(self, op, shape):
-        v = _attr(op, "value")
+        v = attr(op, "value")
         if isinstance(v, IntegerAttr):
             return AxisInfo.constant(shape, v.value.data)
         if isinstance(v, DenseIntOrFPElementsAttr) and v.is_splat():
@@ -157,21 +158,18 @@ class AxisInfoAnalysis:
         return AxisInfo.unknown(shape)
 
     def _tt_make_range(self, op, shape):
-        start = _int_value(_attr(op, "start")) or 0
+        start = _int_value(attr(op, "start")) or 0
         return AxisInfo((shape[0],), (_pow2_divisor(start),), (1,))
 
     def _tt_splat(self, op, shape):
         src = self.get(op.operands[0])
         return AxisInfo((1,) * len(shape), (src.divisibility[0],) * len(shape), tuple(shape), src.value)
 
-    def _tt_get_program_id(self, op, shape):
-        return AxisInfo.unknown(shape)
-
     def _tt_expand_dims(self, op, shape):
         src = self.get(op.operands[0])
         if src.value is not None:
             return AxisInfo.constant(shape, src.value)
-        axis = _int_value(_attr(op, "axis"))
+        axis = _int_value(attr(op, "axis"))
         c, d, k = list(src.contiguity), list(src.divisibility), list(src.constancy)
         c.insert(axis, 1)
         d.insert(axis, d[axis - 1] if axis > 0 and d else (d[0] if d else 1))

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
+from triton_cpu.analysis.axis_info import attr as _attr
 from triton_cpu.codegen import cgutils as cg
 from triton_cpu.codegen.math_lib import _LIBMVEC, INTRINSICS, MATH_OPS, MathLib
 from triton_cpu.errors import UnsupportedError
@@ -34,10 +35,6 @@ _EXTERN_INTRINSICS = {
 }
 PID_ARGS = ("pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z")
 
-
-def _attr(op, name):
-    a = op.properties.get(name)
-    return a if a is not None else op.attributes.get(name)
 
 
 def is_bf16(t) -> bool:
@@ -990,9 +987,6 @@ class FunctionEmitter:
             b.ret_void()
 
     # -- memory -------------------------------------------------------------
-    def _mem_elem(self, op, value_type):
-        return self.me.type(value_type, memory=True)
-
     def _load_value(self, raw, vt):
         """Memory representation -> register representation."""
         if is_bf16(vt):
@@ -1024,7 +1018,7 @@ class FunctionEmitter:
     def op_tcpu_load(self, op):
         b = self.builder
         vt = op.results[0].type
-        mem_t = self._mem_elem(op, vt)
+        mem_t = self.me.type(vt, memory=True)
         ptr = self.v(op.ptr)
         align = _nbytes(mem_t)
         if op.mask is None:
@@ -1058,7 +1052,7 @@ class FunctionEmitter:
     def op_tcpu_vload(self, op):
         b = self.builder
         vt = op.results[0].type
-        mem_t = self._mem_elem(op, vt)
+        mem_t = self.me.type(vt, memory=True)
         ptr = self.v(op.ptr)
         align = self._align(op, _nbytes(mem_t.element))
         if op.mask is None:
@@ -1106,7 +1100,7 @@ class FunctionEmitter:
     def op_tcpu_gather(self, op):
         b = self.builder
         vt = op.results[0].type
-        mem_t = self._mem_elem(op, vt)
+        mem_t = self.me.type(vt, memory=True)
         ptrs = self.v(op.ptr)
         mask, other = self._mask_other(op, mem_t)
         if mask is None:

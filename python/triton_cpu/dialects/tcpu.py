@@ -12,7 +12,7 @@ each with an optional mask (masked-off lanes are never touched) and, for
 loads, an optional `other` value for those lanes.
 """
 from xdsl.dialects.builtin import (
-    AnyAttr, BoolAttr, DenseArrayBase, I32, IntegerAttr, IntegerType, StringAttr, VectorType, i32,
+    BoolAttr, DenseArrayBase, I32, IntegerAttr, IntegerType, StringAttr, VectorType, i32,
 )
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
@@ -26,28 +26,25 @@ def _int_attr(v: int) -> IntegerAttr:
     return IntegerAttr(v, i32)
 
 
+class _GridQueryOp(IRDLOperation):
+    axis = prop_def(IntegerAttr[I32])
+    result = result_def(IntegerType)
+    traits = traits_def(Pure())
+
+    def __init__(self, axis: int):
+        super().__init__(properties={"axis": _int_attr(axis)}, result_types=[i32])
+
+
 @irdl_op_definition
-class ProgramIdOp(IRDLOperation):
+class ProgramIdOp(_GridQueryOp):
     """The program id along `axis` (0, 1, 2): a kernel ABI argument."""
     name = "tcpu.program_id"
-    axis = prop_def(IntegerAttr[I32])
-    result = result_def(IntegerType)
-    traits = traits_def(Pure())
-
-    def __init__(self, axis: int):
-        super().__init__(properties={"axis": _int_attr(axis)}, result_types=[i32])
 
 
 @irdl_op_definition
-class NumProgramsOp(IRDLOperation):
+class NumProgramsOp(_GridQueryOp):
     """The grid size along `axis`: a kernel ABI argument."""
     name = "tcpu.num_programs"
-    axis = prop_def(IntegerAttr[I32])
-    result = result_def(IntegerType)
-    traits = traits_def(Pure())
-
-    def __init__(self, axis: int):
-        super().__init__(properties={"axis": _int_attr(axis)}, result_types=[i32])
 
 
 @irdl_op_definition

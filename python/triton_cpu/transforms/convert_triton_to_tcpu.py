@@ -31,7 +31,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import MemoryEffectKind, has_effects
 
-from triton_cpu.analysis.axis_info import AxisInfoAnalysis, element_type, pointee_bytes, shape_of
+from triton_cpu.analysis.axis_info import AxisInfoAnalysis, attr as _attr, element_type, pointee_bytes, shape_of
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
@@ -44,11 +44,6 @@ _RENAMED_ELEMENTWISE = {
     "tt.precise_sqrt": math.SqrtOp,
     "tt.precise_divf": arith.DivfOp,
 }
-
-
-def _attr(op: Operation, name: str):
-    a = op.properties.get(name)
-    return a if a is not None else op.attributes.get(name)
 
 
 def _int(op: Operation, name: str, default: int | None = None) -> int | None:
@@ -346,7 +341,7 @@ class TileEmitter:
         return self.value(src, tuple(sidx), width)
 
     def _load(self, op, idx, width, lane):
-        ptr, mask, other = self.low.load_operands(op)
+        ptr, mask, other = op.ptr, op.mask, op.other
         elem = element_type(op.results[0].type)
         m = self.value(mask, idx, width, lane) if mask is not None else None
         o = self.value(other, idx, width, lane) if other is not None else None
@@ -380,25 +375,6 @@ class FuncLowering:
         return UnsupportedError.at(op, self.kernel, what)
 
     # -- helpers shared by scalar and vector code ---------------------------
-    @staticmethod
-    def load_operands(op):
-        ops = list(op.operands)
-        seg = _attr(op, "operandSegmentSizes")
-        if seg is not None:
-            sizes = list(seg.get_values()) if hasattr(seg, "get_values") else [x.data for x in seg.data]
-            it = iter(ops)
-            groups = [[next(it) for _ in range(n)] for n in sizes]
-            ptr = groups[0][0]
-            mask = groups[1][0] if len(groups) > 1 and groups[1] else None
-            other = groups[2][0] if len(groups) > 2 and groups[2] else None
-            return ptr, mask, other
-        return ops[0], ops[1] if len(ops) > 1 else None, ops[2] if len(ops) > 2 else None
-
-    @staticmethod
-    def store_operands(op):
-        ops = list(op.operands)
-        return ops[0], ops[1], ops[2] if len(ops) > 2 else None
-
     def alignment(self, ptr: SSAValue, width: int, lane: int = -1) -> int:
         elem_bytes = pointee_bytes(element_type(ptr.type))
         div = self.axis.get(ptr).divisibility[lane]
@@ -449,9 +425,13 @@ class FuncLowering:
         raise self.unsupported(op, f"operation '{name}'")
 
     # -- vector length ------------------------------------------------------
+    def max_lanes(self) -> int:
+        """Lanes of a loop step: two native registers of 32-bit elements (LLVM splits or
+        widens for other element sizes)."""
+        return max(1, 2 * self.config.vector_bits // 32)
+
     def vector_length(self, sink_shape, roots) -> int:
-        vl = max(1, 2 * self.config.vector_bits // 32)
-        vl = min(vl, sink_shape[-1])
+        vl = min(self.max_lanes(), sink_shape[-1])
         seen = set()
         stack = list(roots)
         while stack:
@@ -469,7 +449,7 @@ class FuncLowering:
 
     # -- sinks --------------------------------------------------------------
     def lower_store(self, op: Operation):
-        ptr, val, mask = self.store_operands(op)
+        ptr, val, mask = op.ptr, op.value, op.mask
         shape = shape_of(ptr)
         vl = self.vector_length(shape, [ptr, val] + ([mask] if mask else []))
 
@@ -586,7 +566,7 @@ class FuncLowering:
 
         if axis == len(in_shape) - 1:
             d = in_shape[-1]
-            vl = min(d, max(1, 2 * self.config.vector_bits // 32))
+            vl = min(d, self.max_lanes())
 
             def body(e, idx):
                 accs = [e.value(x, idx + (0,), vl) for x in inputs]
@@ -1052,43 +1032,23 @@ class FuncLowering:
 
     # -- scalars ------------------------------------------------------------
     def lower_scalar(self, op: Operation):
+        em = TileEmitter(self, op.parent_block(), op)
         name = op.name
         if name == "tt.get_program_id":
-            new = tcpu.ProgramIdOp(self._axis(op))
+            res = em.emit(tcpu.ProgramIdOp(op.axis.value.data))
         elif name == "tt.get_num_programs":
-            new = tcpu.NumProgramsOp(self._axis(op))
+            res = em.emit(tcpu.NumProgramsOp(op.axis.value.data))
         elif name == "tt.load":
-            ptr, mask, other = self.load_operands(op)
-            new = tcpu.LoadOp(ptr, op.results[0].type, mask, other)
+            res = em.emit(tcpu.LoadOp(op.ptr, op.results[0].type, op.mask, op.other))
         elif name == "tt.store":
-            ptr, val, mask = self.store_operands(op)
-            new = tcpu.StoreOp(ptr, val, mask)
+            res = em.emit(tcpu.StoreOp(op.ptr, op.value, op.mask))
         else:
-            ops = []
-            res = self.elementwise(op, lambda x: x, 1, lambda o: (ops.append(o), o.results[0] if o.results else None)[1])
-            op.parent_block().insert_ops_before(ops, op)
+            res = self.elementwise(op, lambda x: x, 1, em.emit)
+        if op.results:
             op.results[0].replace_all_uses_with(res)
-            op.detach()
-            op.erase()
-            return
-        op.parent_block().insert_op_before(new, op)
-        for old, r in zip(op.results, new.results):
-            old.replace_all_uses_with(r)
         op.detach()
         op.erase()
 
-    @staticmethod
-    def _axis(op) -> int:
-        a = _attr(op, "axis")
-        if isinstance(a, IntegerAttr):
-            return a.value.data
-        s = str(getattr(a, "data", a)).lower()
-        for i, c in enumerate("xyz"):
-            if s.endswith(c) or s == str(i):
-                return i
-        raise ValueError(f"bad program axis {a}")
-
-    # -- driver -------------------------------------------------------------
     # -- what to compute once ---------------------------------------------------
     # Ops that consume tensors where they stand (their operands are evaluated there).
     _ROOTS = {"tt.store", "tt.reduce", "tt.scan", "tt.dot", "tt.atomic_rmw", "tt.atomic_cas", "tt.print",
