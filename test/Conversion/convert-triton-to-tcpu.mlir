@@ -81,3 +81,18 @@ tt.func public @rows(%o: !tt.ptr<i32> {tt.divisibility = 16 : i32}) {
   tt.store %op, %offs : tensor<8x64x!tt.ptr<i32>>
   tt.return
 }
+
+// A tensor constant with distinct elements is a read-only global, read like a buffer.
+// CHECK: "memref.global"() <{sym_name = "__tcpu_const_table_0", type = memref<8xi32>, initial_value = dense<[0, 3, 1, 2, 7, 5, 4, 6]>
+// CHECK-LABEL: func.func public @table
+// CHECK: %[[G:.*]] = memref.get_global @__tcpu_const_table_0 : memref<8xi32>
+// CHECK: vector.load %[[G]]
+// CHECK: "tcpu.vstore"
+tt.func public @table(%o: !tt.ptr<i32> {tt.divisibility = 16 : i32}) {
+  %t = arith.constant dense<[0, 3, 1, 2, 7, 5, 4, 6]> : tensor<8xi32>
+  %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %os = tt.splat %o : !tt.ptr<i32> -> tensor<8x!tt.ptr<i32>>
+  %op = tt.addptr %os, %r : tensor<8x!tt.ptr<i32>>, tensor<8xi32>
+  tt.store %op, %t : tensor<8x!tt.ptr<i32>>
+  tt.return
+}

@@ -93,8 +93,39 @@ class ModuleEmitter:
             self._strings[key] = g
         return g
 
+    def emit_global(self, op):
+        """A read-only tensor constant (`memref.global`), row-major in its memory
+        representation (booleans as bytes, bf16 as its 16-bit pattern)."""
+        mt = op.properties["type"]
+        elem_t = mt.element_type
+        mem = self.scalar_type(elem_t, memory=True)
+        values = op.properties["initial_value"].get_values()
+        count = 1
+        for d in mt.get_shape():
+            count *= d
+        if len(values) == 1:
+            values = list(values) * count
+        if isinstance(elem_t, BFloat16Type):
+            elems = [ir.Constant(mem, _signed(_bf16_bits(float(x)), 16)) for x in values]
+        elif isinstance(elem_t, IntegerType) and elem_t.width.data == 1:
+            elems = [ir.Constant(mem, 1 if x else 0) for x in values]
+        elif isinstance(mem, ir.IntType):
+            elems = [ir.Constant(mem, _signed(int(x), mem.width)) for x in values]
+        else:
+            elems = [ir.Constant(mem, float(x)) for x in values]
+        t = ir.ArrayType(mem, count)
+        g = ir.GlobalVariable(self.module, t, name=op.properties["sym_name"].data)
+        g.global_constant = True
+        g.linkage = "private"
+        g.align = 64
+        g.initializer = ir.Constant(t, elems)
+        g.type = cg.PTR  # llvmlite types globals as typed pointers; LLVM 22 has opaque ones
+
     # -- functions ----------------------------------------------------------
     def emit_module(self, module_op):
+        for op in module_op.body.block.ops:
+            if op.name == "memref.global":
+                self.emit_global(op)
         funcs = [FunctionEmitter(self, op) for op in module_op.body.block.ops if op.name == "func.func"]
         for f in funcs:  # declare all first: a call may precede its callee
             f.declare()
@@ -204,6 +235,9 @@ class FunctionEmitter:
 
     def op_memref_alloca(self, op):
         return self.values[op.results[0]]
+
+    def op_memref_get_global(self, op):
+        return self.me.module.get_global(op.name_.string_value())
 
     def _element_address(self, ref: SSAValue, indices):
         """Row-major address of ref[indices]."""
@@ -1117,6 +1151,21 @@ class FunctionEmitter:
         cg.call_intrinsic(b, "llvm.masked.scatter", [x.type, ptrs.type], cg.VOID,
                           [x, ptrs, ir.Constant(cg.I32, _nbytes(x.type.element)), mask])
         return None
+
+
+def _bf16_bits(x: float) -> int:
+    """The bf16 pattern of `x`, rounded to nearest even (NaN stays NaN)."""
+    import struct
+    b = struct.unpack("<I", struct.pack("<f", x))[0]
+    if (b & 0x7F800000) == 0x7F800000 and b & 0x7FFFFF:
+        return 0x7FC0
+    b += 0x7FFF + ((b >> 16) & 1)
+    return (b >> 16) & 0xFFFF
+
+
+def _signed(x: int, width: int) -> int:
+    x &= (1 << width) - 1
+    return x - (1 << width) if x >> (width - 1) else x
 
 
 def _fbits(t) -> int:

@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.cf import Cf
 from xdsl.dialects.func import Func
 from xdsl.dialects.math import Math
+from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
 from xdsl.dialects.vector import Vector
 from xdsl.ir import Dialect, Operation
@@ -51,7 +52,7 @@ from triton_cpu.dialects.tt import TT
 TTIR_DIALECTS: list[Dialect] = [Builtin, Func, compat.Arith, Math, Scf, Cf, TT, *compat.DIALECTS]
 # The dialects the compiler's passes add (tcpu, vector, memref, ...): list them here, and every
 # context -- so parse_ttir of a TTCIR dump and triton-cpu-opt -- reads both stages.
-COMPILER_DIALECTS: list[Dialect] = [tcpu.TCPU, Vector]
+COMPILER_DIALECTS: list[Dialect] = [tcpu.TCPU, Vector, MemRef]
 
 
 def make_context(extra: Iterable[Dialect] = ()) -> Context:

@@ -1,0 +1,544 @@
+"""The fusion and materialization core of convert-triton-to-tcpu.
+
+A TTIR tensor never becomes one big vector. Each tensor value is either
+
+  * fused: recomputed, one vector of lanes at a time, inside the loop nest of the
+    operation that consumes it (`TileEmitter.value`), or
+  * materialized: computed once into a buffer (`memref.alloca`; the code generator puts
+    large ones in the per-thread scratch arena) that consumers read.
+
+For a consumer of shape (D0, ..., Dn) the nest loops over D0..Dn-1 one index at a
+time and over Dn in steps of VL lanes, VL sized to two native registers of 32-bit
+elements (`FuncLowering.vector_length`); so the generated code grows with the number of
+ops, never with the block size.
+
+Inside the nest each producer is evaluated at the current indices, either as a vector
+of lanes or as one scalar (for values broadcast along the lane dimension, and for the
+address of a contiguous access). This module evaluates splat, make_range, constants,
+loads and elementwise ops itself and shape ops through `shape_ops.FUSED`. Loads use the
+axis analysis on their pointer: contiguous along the lane dimension gives
+`tcpu.vload`/`tcpu.vstore` at one scalar address, a pointer constant along it a scalar
+load broadcast to the lanes, anything else a gather/scatter.
+
+`FuncLowering.materialization_plan` decides what is computed once (a load that a write
+may separate from a consumer, an expensive value with several consumers); the
+construct modules (reductions, dot, control flow, atomics, debug ops) put their
+results in buffers. The package's `__init__` walks the function in program order and
+calls the lowering registered for each op.
+"""
+from dataclasses import dataclass
+from math import gcd
+
+from xdsl.dialects import math, memref, scf, vector
+from xdsl.dialects.builtin import (
+    DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, IntegerType, MemRefType, StringAttr, UnitAttr,
+    VectorType, i64,
+)
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import MemoryEffectKind, has_effects
+
+from triton_cpu.analysis.axis_info import AxisInfoAnalysis, attr as _attr, element_type, pointee_bytes, shape_of
+from triton_cpu.dialects import tcpu, tt
+from triton_cpu.dialects.compat import arith
+from triton_cpu.errors import UnsupportedError
+
+from .shape_ops import FUSED
+from .util import INDEX, Index, attr_int, is_tensor, vec_type
+
+# Elementwise ops that keep their name: cloned with vector or scalar types.
+_ELEMENTWISE_PREFIXES = ("arith.", "math.")
+_RENAMED_ELEMENTWISE = {
+    "tt.precise_sqrt": math.SqrtOp,
+    "tt.precise_divf": arith.DivfOp,
+}
+_ELEMENTWISE_TT = {"tt.splat", "tt.addptr", "tt.load", "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int",
+                   "tt.fp_to_fp", "tt.clampf", "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui",
+                   "tt.extern_elementwise"}
+
+
+def is_elementwise(op: Operation) -> bool:
+    """Reads its operands at the index it produces (no data movement between indices)."""
+    return op.name.startswith(_ELEMENTWISE_PREFIXES) or op.name in _ELEMENTWISE_TT
+
+
+
+@dataclass
+class Config:
+    vector_bits: int = 256
+
+
+class TileEmitter:
+    """Emits the fused computation of tensor values at one position of a loop nest."""
+
+    def __init__(self, lowering: "FuncLowering", block: Block, before: Operation | None = None):
+        self.low = lowering
+        self.block = block
+        self.before = before  # insert before this op, or at the end of the block
+        self.cache: dict[tuple, SSAValue] = {}
+
+    def emit(self, op: Operation) -> SSAValue:
+        if self.before is not None:
+            self.block.insert_op_before(op, self.before)
+        else:
+            self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def for_loop(self, lb: int, ub: int, step: int, inits, body):
+        """Emits `scf.for` with loop-carried `inits`; `body(child_emitter, iv, args)` returns
+        the values to yield. Returns the loop's results."""
+        blk = Block(arg_types=[INDEX] + [v.type for v in inits])
+        loop = scf.ForOp(self.const_index(lb), self.const_index(ub), self.const_index(step), list(inits), blk)
+        self.emit(loop)
+        child = TileEmitter(self.low, blk)
+        yielded = body(child, blk.args[0], list(blk.args[1:]))
+        blk.add_op(scf.YieldOp(*yielded))
+        return list(loop.results)
+
+    def const_index(self, v: int) -> SSAValue:
+        key = ("cidx", v)
+        if key not in self.cache:
+            self.cache[key] = self.emit(arith.ConstantOp(IntegerAttr(v, INDEX)))
+        return self.cache[key]
+
+    def as_ssa_index(self, i: Index) -> SSAValue:
+        return self.const_index(i) if isinstance(i, int) else i
+
+    # -- index arithmetic on `index` values, folding constants -------------
+    def idx_mul(self, a: Index, k: int) -> Index:
+        if isinstance(a, int):
+            return a * k
+        if k == 1:
+            return a
+        return self.emit(arith.MuliOp(a, self.const_index(k)))
+
+    def idx_add(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if isinstance(a, int) and a == 0:
+            return b
+        if isinstance(b, int) and b == 0:
+            return a
+        return self.emit(arith.AddiOp(self.as_ssa_index(a), self.as_ssa_index(b)))
+
+    def idx_div_rem(self, a: Index, div: int, mod: int) -> Index:
+        if isinstance(a, int):
+            return (a // div) % mod
+        v = a
+        if div != 1:
+            v = self.emit(arith.DivUIOp(v, self.const_index(div)))
+        if mod != 0:
+            v = self.emit(arith.RemUIOp(v, self.const_index(mod)))
+        return v
+
+    # -- values -------------------------------------------------------------
+    def value(self, v: SSAValue, idx: tuple[Index, ...], width: int, lane: int = -1) -> SSAValue:
+        """`v` at indices `idx`, as `width` lanes running along dimension `lane` (by
+        default the last) from `idx[lane]`; width 1 is a scalar. `width` must divide the
+        size of that dimension: lanes never run past its end."""
+        if not is_tensor(v):
+            return v
+        shape = shape_of(v)
+        lane = lane % len(shape)
+        if width == 1:
+            lane = len(shape) - 1
+        elif shape[lane] % width:
+            # An internal invariant: evaluating past the end of a dimension would read
+            # other elements' data (a silent wrong result), so refuse instead.
+            raise self.low.unsupported(v.owner if isinstance(v.owner, Operation) else None,
+                                       f"internal: {width} lanes along a dimension of {shape[lane]}")
+        key = (v, idx, width, lane)
+        hit = self.cache.get(key)
+        if hit is None:
+            hit = self._value(v, idx, width, lane)
+            self.cache[key] = hit
+        return hit
+
+    def lanes(self, v: SSAValue, idx, width, lane) -> SSAValue:
+        """Fallback: evaluates each lane as a scalar and assembles the vector."""
+        return self.concat([self.value(v, idx[:lane] + (self.idx_add(idx[lane], k),) + idx[lane + 1:], 1)
+                            for k in range(width)])
+
+    def concat(self, parts: list[SSAValue]) -> SSAValue:
+        """One vector of the lanes of `parts` in order (scalars or equal-width vectors)."""
+        if len(parts) == 1:
+            return parts[0]
+        first = parts[0]
+        if not isinstance(first.type, VectorType):
+            out = self.emit(vector.BroadcastOp(first, VectorType(first.type, [len(parts)])))
+            for k, x in enumerate(parts[1:], 1):
+                out = self.emit(vector.InsertOp(x, out, [k]))
+            return out
+        while len(parts) > 1:  # pairwise: a tree of two-input shuffles
+            n = first.type.get_shape()[0]
+            t = VectorType(first.type.element_type, [2 * n])
+            mask = DenseArrayBase.from_list(i64, list(range(2 * n)))
+            parts = [self.emit(vector.ShuffleOp(x, y, mask, result_type=t)) for x, y in zip(parts[::2], parts[1::2])]
+            first = parts[0]
+        return first
+
+    def _value(self, v: SSAValue, idx, width, lane) -> SSAValue:
+        buf = self.low.buffers.get(v)
+        if buf is not None:
+            return self.load_buffer(buf, idx, width) if lane == len(idx) - 1 else self.lanes(v, idx, width, lane)
+        op = v.owner
+        if not isinstance(op, Operation):
+            raise self.low.unsupported(v.block.parent_op(), "a tensor block argument of this operation")
+        elem = element_type(v.type)
+        name = op.name
+        if name == "tt.splat":
+            s = op.operands[0]
+            return s if width == 1 else self.emit(vector.BroadcastOp(s, VectorType(elem, [width])))
+        if name == "tt.make_range":
+            start = attr_int(op, "start", 0)
+            base = self.emit(arith.IndexCastOp(self.as_ssa_index(self.idx_add(idx[0], start)), elem))
+            if width == 1:
+                return base
+            iota = self.emit(tcpu.IotaOp(VectorType(elem, [width])))
+            return self.emit(arith.AddiOp(self.emit(vector.BroadcastOp(base, VectorType(elem, [width]))), iota))
+        if name == "arith.constant":
+            return self._constant(op, elem, idx, width, lane)
+        if name == "tt.load":
+            return self._load(op, idx, width, lane)
+        fused = FUSED.get(name)
+        if fused is not None:
+            return fused(self, v, idx, width, lane)
+        return self.low.elementwise(op, lambda x: self.value(x, idx, width, lane), width, self.emit)
+
+    def load_buffer(self, buf: SSAValue, idx, width) -> SSAValue:
+        indices = [self.as_ssa_index(i) for i in idx]
+        if width == 1:
+            return self.emit(memref.LoadOp.get(buf, indices))
+        return self.emit(vector.LoadOp(buf, indices, VectorType(buf.type.element_type, [width])))
+
+    def store_buffer(self, value: SSAValue, buf: SSAValue, idx):
+        indices = [self.as_ssa_index(i) for i in idx]
+        if isinstance(value.type, VectorType):
+            self.emit(vector.StoreOp(value, buf, indices))
+        else:
+            self.emit(memref.StoreOp.get(value, buf, indices))
+
+    def _constant(self, op, elem, idx, width, lane):
+        attr = _attr(op, "value")
+        if not isinstance(attr, DenseIntOrFPElementsAttr):
+            raise self.low.unsupported(op, "this kind of tensor constant")
+        if not attr.is_splat():
+            # A constant with distinct elements lives in a buffer (see FuncLowering.run).
+            return self.load_buffer(self.low.constant_buffer(op), idx, width) if lane == len(idx) - 1 \
+                else self.lanes(op.results[0], idx, width, lane)
+        first = attr.get_values()[0]
+        if width == 1:
+            return self.emit(arith.ConstantOp(IntegerAttr(int(first), elem) if isinstance(elem, IntegerType)
+                                              else FloatAttr(float(first), elem)))
+        return self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(VectorType(elem, [width]), [first])))
+
+    def _load(self, op, idx, width, lane):
+        ptr, mask, other = op.ptr, op.mask, op.other
+        elem = element_type(op.results[0].type)
+        m = self.value(mask, idx, width, lane) if mask is not None else None
+        o = self.value(other, idx, width, lane) if other is not None else None
+        if width == 1:
+            return self.emit(tcpu.LoadOp(self.value(ptr, idx, 1), elem, m, o))
+        info = self.low.axis.get(ptr)
+        if info.contiguity[lane] >= width:
+            align = self.low.alignment(ptr, width, lane)
+            p0 = self.value(ptr, idx, 1)
+            return self.emit(tcpu.VLoadOp(p0, VectorType(elem, [width]), m, o, align))
+        if info.constancy[lane] >= width and (mask is None or self.low.axis.get(mask).constancy[lane] >= width):
+            # One address for all lanes: load once, splat (and so never touch memory twice).
+            s = self.value(op.results[0], idx, 1)
+            return self.emit(vector.BroadcastOp(s, VectorType(elem, [width])))
+        return self.emit(tcpu.GatherOp(self.value(ptr, idx, width, lane), VectorType(elem, [width]), m, o))
+
+
+class FuncLowering:
+    """The state every construct's lowering shares while one `tt.func` is lowered: the
+    axis analysis, buffers of materialized tensors, loop-carried buffers, errors."""
+
+    def __init__(self, func_op: Operation, config: Config):
+        self.func = func_op
+        self.config = config
+        self.axis = AxisInfoAnalysis()
+        self.kernel = func_op.properties["sym_name"].data
+        self.buffers: dict[SSAValue, SSAValue] = {}  # materialized tensor -> its memref
+        self.carried: dict[Operation, dict[int, SSAValue]] = {}  # scf op -> result index -> buffer
+        self.loops_to_strip: list[Operation] = []   # scf ops whose tensor operands/results go
+        self.lowered_effects: set[Operation] = set()  # side-effecting ops already lowered
+        self._constants: dict[Operation, SSAValue] = {}
+
+    # -- errors -------------------------------------------------------------
+    def unsupported(self, op: Operation | None, what: str) -> UnsupportedError:
+        return UnsupportedError.at(op, self.kernel, what)
+
+    # -- helpers shared by scalar and vector code ---------------------------
+    def emitter_before(self, op: Operation) -> TileEmitter:
+        return TileEmitter(self, op.parent_block(), op)
+
+    def alignment(self, ptr: SSAValue, width: int, lane: int = -1) -> int:
+        elem_bytes = pointee_bytes(element_type(ptr.type))
+        div = self.axis.get(ptr).divisibility[lane]
+        return max(elem_bytes, gcd(div, width * elem_bytes))
+
+    def elementwise(self, op: Operation, get, width: int, emit) -> SSAValue:
+        """Clones an elementwise op on converted operands (`get`) with `width` lanes."""
+        name = op.name
+        if len(op.results) != 1:
+            raise self.unsupported(op, f"operation '{name}'")
+        res_elem = element_type(op.results[0].type)
+        rtype = vec_type(res_elem, width)
+        if name == "arith.select" and is_tensor(op.results[0]) and not is_tensor(op.operands[0]) and width > 1:
+            # A scalar condition choosing between whole tensors.
+            operands = [op.operands[0]] + [get(x) for x in op.operands[1:]]
+            return emit(arith.SelectOp(*operands))
+        operands = [get(x) for x in op.operands]
+        if name.startswith(_ELEMENTWISE_PREFIXES) and name != "arith.constant":
+            new = type(op).create(operands=operands, result_types=[rtype], properties=dict(op.properties),
+                                  attributes=dict(op.attributes))
+            return emit(new)
+        if name in _RENAMED_ELEMENTWISE:
+            cls = _RENAMED_ELEMENTWISE[name]
+            return emit(cls.create(operands=operands, result_types=[rtype]))
+        if name == "tt.addptr":
+            return emit(tcpu.AddPtrOp(operands[0], operands[1], rtype))
+        if name == "tt.int_to_ptr":
+            return emit(tcpu.IntToPtrOp(operands[0], rtype))
+        if name == "tt.ptr_to_int":
+            return emit(tcpu.PtrToIntOp(operands[0], rtype))
+        if name == "tt.bitcast":
+            return emit(tcpu.BitcastOp(operands[0], rtype))
+        if name == "tt.fp_to_fp":
+            mode = op.get_rounding()
+            rounding = None if mode is None else ("rtz" if mode == tt.RoundingMode.RTZ else "rtne")
+            return emit(tcpu.FpToFpOp(operands[0], rtype, rounding))
+        if name == "tt.mulhiui":
+            return emit(tcpu.MulhiUIOp(operands[0], operands[1]))
+        if name == "tt.clampf":
+            x, lo, hi = operands
+            nan_all = attr_int(op, "propagateNan", 0) == tt.PropagateNan.ALL
+            mx, mn = (arith.MaximumfOp, arith.MinimumfOp) if nan_all else (arith.MaxnumfOp, arith.MinnumfOp)
+            return emit(mn(emit(mx(x, lo)), hi))
+        if name == "tt.extern_elementwise":
+            symbol = _attr(op, "symbol").data
+            pure = _attr(op, "pure")
+            return emit(tcpu.ExternElementwiseOp(operands, symbol, bool(pure and pure.value.data), rtype))
+        raise self.unsupported(op, f"operation '{name}'")
+
+    # -- vector length ------------------------------------------------------
+    def max_lanes(self) -> int:
+        """Lanes of a loop step: two native registers of 32-bit elements (LLVM splits or
+        widens for other element sizes)."""
+        return max(1, 2 * self.config.vector_bits // 32)
+
+    def vector_length(self, shape, roots) -> int:
+        """Lanes for a loop nest over `shape` evaluating the fused values `roots`: at most
+        `max_lanes`, and no wider than the source row of a reshape among their producers
+        (wider lanes would be assembled from several source rows)."""
+        vl = min(self.max_lanes(), shape[-1])
+        seen = set()
+        stack = list(roots)
+        while stack:
+            v = stack.pop()
+            if v in seen or not is_tensor(v) or v in self.buffers:
+                continue
+            seen.add(v)
+            op = v.owner
+            if not isinstance(op, Operation):
+                continue
+            if op.name == "tt.reshape":
+                vl = min(vl, shape_of(op.operands[0])[-1])
+            stack.extend(op.operands)
+        return vl
+
+    # -- loop nests ---------------------------------------------------------
+    def loop_nest(self, at: Operation, shape, vl, body):
+        """Emits `for i0.. for j step vl: body(emitter, idx)` before `at`; dims of the
+        size of their step get the constant index 0 instead of a loop."""
+        self.nest(self.emitter_before(at), shape, vl, body)
+
+    def nest(self, em: TileEmitter, shape, vl, body):
+        self.nest_steps(em, shape, [1] * (len(shape) - 1) + [vl], body)
+
+    def nest_steps(self, em: TileEmitter, shape, steps, body):
+
+        def level(e, d, idx):
+            if d == len(shape):
+                body(e, tuple(idx))
+                return
+            if shape[d] == steps[d]:
+                level(e, d + 1, idx + [0])
+                return
+
+            def inner(child, iv, _):
+                level(child, d + 1, idx + [iv])
+                return []
+            e.for_loop(0, shape[d], steps[d], [], inner)
+
+        level(em, 0, [])
+
+    # -- buffers ------------------------------------------------------------
+    def _at_entry(self, op: Operation):
+        entry = self.func.regions[0].blocks[0]
+        if entry.first_op is not None:
+            entry.insert_op_before(op, entry.first_op)
+        else:
+            entry.add_op(op)
+
+    def alloc_buffer(self, tensor_type) -> SSAValue:
+        """A buffer for one tensor, allocated once at function entry (the code
+        generator puts large ones in the per-thread scratch arena)."""
+        op = memref.AllocaOp.get(element_type(tensor_type), 64, list(tensor_type.get_shape()))
+        self._at_entry(op)
+        return op.memref
+
+    def constant_buffer(self, op: Operation) -> SSAValue:
+        """A read-only global holding a dense tensor constant with distinct elements
+        (e.g. a folded causal mask), referenced at function entry."""
+        ref = self._constants.get(op)
+        if ref is None:
+            t = op.results[0].type
+            mtype = MemRefType(element_type(t), list(t.get_shape()))
+            module = self.func.parent_op()
+            name = f"__tcpu_const_{self.kernel}_{sum(1 for o in module.ops if o.name == 'memref.global')}"
+            module.body.block.insert_op_before(
+                memref.GlobalOp.get(StringAttr(name), mtype, _attr(op, "value"), constant=UnitAttr(), alignment=64),
+                self.func)
+            get = memref.GetGlobalOp(name, mtype)
+            self._at_entry(get)
+            ref = self._constants[op] = get.results[0]
+        return ref
+
+    def materialize_into(self, em: TileEmitter, value: SSAValue, buf: SSAValue):
+        if self.buffers.get(value) is buf:
+            return  # already there (a dot that accumulated in place)
+        shape = shape_of(value)
+        vl = self.vector_length(shape, [value])
+        self.nest(em, shape, vl, lambda e, idx: e.store_buffer(e.value(value, idx, vl), buf, idx))
+
+    def copy_buffer(self, em: TileEmitter, src, dst, tensor_type):
+        shape = tuple(tensor_type.get_shape())
+        vl = self.vector_length(shape, [])
+        self.nest(em, shape, vl, lambda e, idx: e.store_buffer(e.load_buffer(src, idx, vl), dst, idx))
+
+    # -- sinks ----------------------------------------------------------------
+    def lower_store(self, op: Operation):
+        if not is_tensor(op.ptr):
+            return self.lower_scalar(op)
+        ptr, val, mask = op.ptr, op.value, op.mask
+        shape = shape_of(ptr)
+        vl = self.vector_length(shape, [ptr, val] + ([mask] if mask else []))
+
+        def body(em: TileEmitter, idx):
+            v = em.value(val, idx, vl)
+            m = em.value(mask, idx, vl) if mask is not None else None
+            if vl > 1 and self.axis.get(ptr).contiguity[-1] >= vl:
+                em.emit(tcpu.VStoreOp(em.value(ptr, idx, 1), v, m, self.alignment(ptr, vl)))
+            elif vl == 1:
+                em.emit(tcpu.StoreOp(em.value(ptr, idx, 1), v, m))
+            else:
+                em.emit(tcpu.ScatterOp(em.value(ptr, idx, vl), v, m))
+
+        self.loop_nest(op, shape, vl, body)
+        op.detach()
+        op.erase()
+
+    # -- scalars ------------------------------------------------------------
+    def lower_scalar(self, op: Operation):
+        em = self.emitter_before(op)
+        name = op.name
+        if name == "tt.get_program_id":
+            res = em.emit(tcpu.ProgramIdOp(op.axis.value.data))
+        elif name == "tt.get_num_programs":
+            res = em.emit(tcpu.NumProgramsOp(op.axis.value.data))
+        elif name == "tt.load":
+            res = em.emit(tcpu.LoadOp(op.ptr, op.results[0].type, op.mask, op.other))
+        elif name == "tt.store":
+            res = em.emit(tcpu.StoreOp(op.ptr, op.value, op.mask))
+        else:
+            res = self.elementwise(op, lambda x: x, 1, em.emit)
+        if op.results:
+            op.results[0].replace_all_uses_with(res)
+        op.detach()
+        op.erase()
+
+    # -- what to compute once ---------------------------------------------------
+    # Ops that consume tensors where they stand (their operands are evaluated there).
+    _ROOTS = {"tt.store", "tt.reduce", "tt.scan", "tt.dot", "tt.atomic_rmw", "tt.atomic_cas", "tt.print",
+              "tt.assert", "tt.histogram", "scf.yield", "scf.condition", "scf.for", "scf.while", "tt.gather"}
+    # Ops whose results are buffers: the walk of fused producers stops there.
+    _BUFFERED = ("tt.reduce", "tt.scan", "tt.dot", "tt.histogram")
+    # Worth a buffer when evaluated for several consumers.
+    _EXPENSIVE = ("tt.load", "math.", "tt.extern_elementwise", "arith.divf", "tt.precise_")
+
+    def materialization_plan(self, ops) -> set:
+        """Tensors to compute once, into a buffer, right after their definition (instead of
+        being recomputed inside each consumer's loop nest):
+          - a load that a memory write may separate from one of its consumers (the value
+            must be what memory held at the load, as on a GPU);
+          - an expensive value (a load, math, an extern call, a division) that feeds two
+            or more consumers."""
+        position = {op: i for i, op in enumerate(ops)}
+        writes = [op for op in ops if has_effects(op, MemoryEffectKind.WRITE)
+                  and op.name not in ("tt.print", "tt.assert")]
+        roots: dict[SSAValue, set] = {}
+
+        def visit(v, root, seen):
+            if v in seen or not is_tensor(v):
+                return
+            seen.add(v)
+            roots.setdefault(v, set()).add(root)
+            producer = v.owner
+            if isinstance(producer, Operation) and producer.name not in self._ROOTS \
+                    and producer.name not in self._BUFFERED:
+                for x in producer.operands:
+                    visit(x, root, seen)
+
+        for op in ops:
+            if op.name in self._ROOTS:
+                seen = set()
+                for x in op.operands:
+                    visit(x, op, seen)
+        plan = set()
+        for v, rs in roots.items():
+            producer = v.owner
+            if not isinstance(producer, Operation) or producer not in position:
+                continue
+            if producer.name == "tt.load" and any(self._write_between(producer, r, writes, position) for r in rs):
+                plan.add(v)
+            elif len(rs) >= 2 and producer.name.startswith(self._EXPENSIVE):
+                plan.add(v)
+        return plan
+
+    @staticmethod
+    def _write_between(load, root, writes, position) -> bool:
+        """May a write run after `load` and before `root` evaluates it? (Writes by `root`
+        itself happen chunk by chunk after the chunk's read, as its own loop nest.)"""
+        lo, hi = position[load], position.get(root, len(position))
+        loops = []
+        p = root.parent_op()
+        while p is not None:
+            if p.name in ("scf.for", "scf.while") and not p.is_ancestor(load):
+                loops.append(p)
+            p = p.parent_op()
+        for w in writes:
+            if w is root:
+                continue
+            if lo < position[w] < hi:
+                return True
+            if any(loop.is_ancestor(w) for loop in loops):  # an earlier iteration's write
+                return True
+        return False
+
+    def materialize_at_definition(self, op: Operation, value: SSAValue):
+        buf = self.alloc_buffer(value.type)
+        self.materialize_into(TileEmitter(self, op.parent_block(), op.next_op), value, buf)
+        self.buffers[value] = buf
+
+    @classmethod
+    def ops_in_order(cls, block: Block):
+        """Ops in program order, entering structured control flow only (not the
+        combine regions of reductions and scans, which belong to their op)."""
+        for op in block.ops:
+            yield op
+            if op.name.startswith("scf."):
+                for region in op.regions:
+                    for b in region.blocks:
+                        yield from cls.ops_in_order(b)

@@ -1,0 +1,30 @@
+"""Small helpers every module of convert-triton-to-tcpu uses."""
+from xdsl.dialects.builtin import IndexType, IntegerType, TensorType, VectorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from triton_cpu.analysis.axis_info import attr
+
+INDEX = IndexType()
+
+Index = SSAValue | int  # a loop index, or a constant index (0 for broadcast dims)
+
+
+def attr_int(op: Operation, name: str, default: int | None = None) -> int | None:
+    a = attr(op, name)
+    if a is None:
+        return default
+    return a.value.data
+
+
+def is_tensor(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType)
+
+
+def bits(t) -> int:
+    if isinstance(t, IntegerType):
+        return t.width.data
+    return getattr(t, "bitwidth", 32)
+
+
+def vec_type(elem: Attribute, width: int) -> Attribute:
+    return elem if width == 1 else VectorType(elem, [width])

@@ -1,0 +1,67 @@
+// RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=256}' | FileCheck %s
+
+// A reduction along the last axis: vector chunks combined lane-wise in a loop, then
+// the lanes pairwise (shuffles), down to one scalar result.
+// CHECK-LABEL: func.func public @sum_rows
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>)
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7]
+// CHECK: arith.addf {{.*}} : vector<8xf32>
+// CHECK: vector.extract {{.*}}[1] : f32 from vector<2xf32>
+// CHECK: arith.addf {{.*}} : f32
+// CHECK: "tcpu.store"
+tt.func public @sum_rows(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32>) {
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %v = tt.load %xp : tensor<64x!tt.ptr<f32>>
+  %s = "tt.reduce"(%v) <{axis = 0 : i32}> ({
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    tt.reduce.return %c : f32
+  }) : (tensor<64xf32>) -> f32
+  tt.store %o, %s : !tt.ptr<f32>
+  tt.return
+}
+
+// A scan along the last axis: a sequential carry written to a buffer per step.
+// CHECK-LABEL: func.func public @scan
+// CHECK: memref.alloca() {{.*}} : memref<16xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32)
+// CHECK: arith.addf {{.*}} : f32
+// CHECK: memref.store
+tt.func public @scan(%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %ps = tt.splat %p : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %pp = tt.addptr %ps, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %x = tt.load %pp : tensor<16x!tt.ptr<f32>>
+  %s = "tt.scan"(%x) <{axis = 0 : i32, reverse = false}> ({
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    tt.scan.return %c : f32
+  }) : (tensor<16xf32>) -> tensor<16xf32>
+  tt.store %pp, %s : tensor<16x!tt.ptr<f32>>
+  tt.return
+}
+
+// A reduction of a reshape that merges dimensions: the lanes never run past a row of
+// the reshape's source (here rows of 2), so each step reads a 2-lane vector.
+// CHECK-LABEL: func.func public @sum_flattened
+// CHECK: vector<2xf32>
+// CHECK-NOT: vector<16xf32>
+// CHECK: "tcpu.store"
+tt.func public @sum_flattened(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32>) {
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %v = tt.load %xp : tensor<16x!tt.ptr<f32>>
+  %m = tt.reshape %v : tensor<16xf32> -> tensor<8x2xf32>
+  %f = tt.reshape %m : tensor<8x2xf32> -> tensor<16xf32>
+  %s = "tt.reduce"(%f) <{axis = 0 : i32}> ({
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    tt.reduce.return %c : f32
+  }) : (tensor<16xf32>) -> f32
+  tt.store %o, %s : !tt.ptr<f32>
+  tt.return
+}

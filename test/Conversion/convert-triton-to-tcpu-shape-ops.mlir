@@ -1,0 +1,50 @@
+// RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=256}' | FileCheck %s
+
+// tl.cat of two 4-element vectors stored as one 8-element vector: the lanes cover both
+// halves, so the halves are evaluated side by side and joined with one shuffle.
+// CHECK-LABEL: func.func public @cat_whole
+// CHECK: %[[A:.*]] = "tcpu.vload"{{.*}} -> vector<4xf32>
+// CHECK: %[[B:.*]] = "tcpu.vload"{{.*}} -> vector<4xf32>
+// CHECK: vector.shuffle %[[A]], %[[B]] [0, 1, 2, 3, 4, 5, 6, 7] : vector<4xf32>, vector<4xf32>
+// CHECK: "tcpu.vstore"
+tt.func public @cat_whole(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<4x!tt.ptr<f32>>
+  %ap = tt.addptr %as, %r : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
+  %x = tt.load %ap : tensor<4x!tt.ptr<f32>>
+  %c4 = arith.constant dense<4> : tensor<4xi32>
+  %r4 = arith.addi %r, %c4 : tensor<4xi32>
+  %bp = tt.addptr %as, %r4 : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
+  %y = tt.load %bp : tensor<4x!tt.ptr<f32>>
+  %c = tt.cat %x, %y : tensor<4xf32> -> tensor<8xf32>
+  %r8 = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %os = tt.splat %o : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
+  %op = tt.addptr %os, %r8 : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+  tt.store %op, %c : tensor<8x!tt.ptr<f32>>
+  tt.return
+}
+
+// A transposed load: the lanes run along the source's first dimension, so the
+// access is a gather; no tensor op is left.
+// CHECK-LABEL: func.func public @transpose
+// CHECK: "tcpu.gather"
+// CHECK: "tcpu.vstore"
+// CHECK-NOT: tt.trans
+tt.func public @transpose(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %c16 = arith.constant dense<16> : tensor<16x1xi32>
+  %row = tt.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %col = tt.expand_dims %r {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rs = arith.muli %row, %c16 : tensor<16x1xi32>
+  %rb = tt.broadcast %rs : tensor<16x1xi32> -> tensor<16x16xi32>
+  %cb = tt.broadcast %col : tensor<1x16xi32> -> tensor<16x16xi32>
+  %off = arith.addi %rb, %cb : tensor<16x16xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %v = tt.load %xp : tensor<16x16x!tt.ptr<f32>>
+  %t = tt.trans %v {order = array<i32: 1, 0>} : tensor<16x16xf32> -> tensor<16x16xf32>
+  %os = tt.splat %o : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %op = tt.addptr %os, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  tt.store %op, %t : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}
