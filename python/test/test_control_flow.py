@@ -239,3 +239,24 @@ def test_return_from_if_with_both_edges_to_one_block(flag):
     out = torch.full((1,), -1, dtype=torch.int32)
     exit_early_kernel[(1,)](torch.tensor([flag], dtype=torch.int32), out)
     assert out.item() == (0 if flag else 1)
+
+
+@triton.jit
+def consecutive_loops_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    """A tensor carried by one loop, then by a second one (the second loop's init is the
+    first loop's result)."""
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    for i in tl.range(0, 4, loop_unroll_factor=1):
+        x = x + 1
+    x = x * 3
+    for i in tl.range(0, 3, num_stages=1):
+        x = x * 2
+    tl.store(out_ptr + offs, x)
+
+
+def test_consecutive_loops_carrying_one_tensor():
+    x = torch.randn(32)
+    out = torch.empty(32)
+    consecutive_loops_kernel[(1,)](x, out, N=32)
+    torch.testing.assert_close(out, (x + 4) * 3 * 8)

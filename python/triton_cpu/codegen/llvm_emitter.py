@@ -817,6 +817,13 @@ class FunctionEmitter:
         return cg.map_lanes(self.builder, lambda *xs: self.builder.call(fn, list(xs)), args, ret)
 
     # -- tcpu ---------------------------------------------------------------
+    def op_llvm_intr_assume(self, op):
+        cg.call_intrinsic(self.builder, "llvm.assume", [], cg.VOID, [self.v(op.operands[0])])
+
+    def op_ub_poison(self, op):
+        # Any value will do; a defined one (zero) keeps later passes from exploiting it.
+        return ir.Constant(self.me.type(op.results[0].type), None)
+
     def op_tcpu_program_id(self, op):
         return self.pids[op.properties["axis"].value.data]
 

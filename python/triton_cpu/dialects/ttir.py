@@ -40,16 +40,18 @@ from xdsl.dialects.func import Func
 from xdsl.dialects.math import Math
 from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
+from xdsl.dialects.ub import UB
 from xdsl.dialects.vector import Vector
 from xdsl.ir import Dialect, Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from triton_cpu.dialects import compat, tcpu
+from triton_cpu.dialects import compat, foreign, tcpu
 from triton_cpu.dialects.tt import TT
 
 # Every dialect stock Triton's TTIR uses.
-TTIR_DIALECTS: list[Dialect] = [Builtin, Func, compat.Arith, Math, Scf, Cf, TT, *compat.DIALECTS]
+TTIR_DIALECTS: list[Dialect] = [Builtin, Func, compat.Arith, Math, Scf, Cf, TT, UB, foreign.TTG, foreign.LLVM,
+                                 *compat.DIALECTS]
 # The dialects the compiler's passes add (tcpu, vector, memref, ...): list them here, and every
 # context -- so parse_ttir of a TTCIR dump and triton-cpu-opt -- reads both stages.
 COMPILER_DIALECTS: list[Dialect] = [tcpu.TCPU, Vector, MemRef]
@@ -57,7 +59,9 @@ COMPILER_DIALECTS: list[Dialect] = [tcpu.TCPU, Vector, MemRef]
 
 def make_context(extra: Iterable[Dialect] = ()) -> Context:
     """A context with the TTIR and compiler dialects, and `extra`, loaded."""
-    ctx = Context()
+    # Unregistered ops and attributes parse: the lowering names an unsupported op with its
+    # line, which a parse error would not.
+    ctx = Context(allow_unregistered=True)
     for dialect in [*TTIR_DIALECTS, *COMPILER_DIALECTS, *extra]:
         if dialect.name not in ctx.registered_dialect_names:
             ctx.load_dialect(dialect)

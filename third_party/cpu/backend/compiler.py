@@ -109,8 +109,10 @@ class CPUBackend(BaseBackend):
         return {"min_dot_size": lambda lhs_type, rhs_type: (1, 1, 1)}
 
     def get_module_map(self):
+        # The GPU vendors' libdevice modules too: real kernel libraries import them directly.
         from triton_cpu.language import libdevice
-        return {"triton.language.extra.libdevice": libdevice}
+        return {name: libdevice for name in ("triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice",
+                                             "triton.language.extra.hip.libdevice")}
 
     def load_dialects(self, ctx):
         pass

@@ -11,6 +11,7 @@ Where each construct lives:
   control_flow.py  scf.for / scf.while / scf.if carrying tensors
   atomics.py       tt.atomic_rmw, tt.atomic_cas
   debug_ops.py     tt.print, tt.assert
+  hints.py         ttg.barrier (nothing to compute on a CPU)
 
 This module walks each function in program order and calls the lowering registered
 for each op (`LOWERINGS`); scalar `tt` ops become their `tcpu` counterparts and
@@ -28,12 +29,13 @@ from xdsl.traits import MemoryEffectKind, has_effects
 
 from triton_cpu.analysis.axis_info import attr
 
-from . import atomics, control_flow, debug_ops, dot, reductions, shape_ops
+from . import atomics, control_flow, debug_ops, dot, hints, reductions, shape_ops
 from .core import Config, FuncLowering
 from .util import is_tensor
 
-# op name -> f(lowering, op). A lowering erases its op, or leaves it (its results now in
-# buffers, or replaced) for the dead-code sweep once its users are gone.
+# op name -> f(lowering, op). A lowering erases its op, or leaves it: a tensor op whose
+# results are now in buffers is erased by the dead-code sweep once its users are gone; a
+# scalar op left in place is for the code generator.
 LOWERINGS = {
     "tt.store": FuncLowering.lower_store,
     "tt.reduce": reductions.lower_reduce,
@@ -45,6 +47,7 @@ LOWERINGS = {
     "tt.atomic_cas": atomics.lower_atomic,
     "tt.print": debug_ops.lower_print,
     "tt.assert": debug_ops.lower_assert,
+    "ttg.barrier": hints.drop,
     "scf.for": control_flow.lower_for,
     "scf.while": control_flow.lower_while,
     "scf.if": control_flow.lower_if,
@@ -75,19 +78,24 @@ def lower_function(f: Operation, config: Config):
             lower(low, op)
         if op.parent is None or name.startswith("scf."):
             continue
-        if lower is not None or any(is_tensor(r) for r in op.results) or any(is_tensor(o) for o in op.operands):
+        if any(is_tensor(r) for r in op.results) or any(is_tensor(o) for o in op.operands):
             tensor_ops.append(op)
         elif name.startswith("tt.") and name not in ("tt.return", "tt.func", "tt.call"):
             low.lower_scalar(op)
     for op in low.loops_to_strip:
         control_flow.strip_yields(op)
-    # Fused producers are dead now. Twice: a loop's tensor inits die only once the loop
-    # is rebuilt without them.
+    # Fused producers are dead now. Until nothing changes: a loop's tensor inits die only
+    # once the loop is rebuilt without them, and they may be an earlier loop's results.
     _erase_dead(low, tensor_ops)
-    for op in low.loops_to_strip:
-        if all(not r.uses for r in op.results if is_tensor(r)):
+    pending = list(low.loops_to_strip)
+    while True:
+        ready = [op for op in pending if all(not r.uses for r in op.results if is_tensor(r))]
+        if not ready:
+            break
+        for op in ready:
             control_flow.strip_tensors(op)
-    _erase_dead(low, tensor_ops)
+            pending.remove(op)
+        _erase_dead(low, tensor_ops)
     live = [op for op in tensor_ops if op.parent is not None]
     if live:
         # Name the op that keeps the others alive: it consumes tensors without being

@@ -29,6 +29,8 @@ def lower_atomic(low, op: Operation):
     low.lowered_effects.add(op)
     if not is_tensor(op.ptr):
         result.replace_all_uses_with(em.emit(make(*operands)))
+        op.detach()
+        op.erase()
         return
     buf = low.alloc_buffer(result.type) if result.uses else None
 

@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import MemoryEffectKind, has_effects
 
+from triton_cpu.codegen import externs
 from triton_cpu.analysis.axis_info import AxisInfoAnalysis, attr as _attr, element_type, pointee_bytes, shape_of
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
@@ -318,8 +319,12 @@ class FuncLowering:
             return emit(mn(emit(mx(x, lo)), hi))
         if name == "tt.extern_elementwise":
             symbol = _attr(op, "symbol").data
+            native = externs.resolve(symbol)
+            if native is None:
+                lib = _attr(op, "libname").data or "libm"
+                raise self.unsupported(op, f"extern function '{symbol}' (library '{lib}')")
             pure = _attr(op, "pure")
-            return emit(tcpu.ExternElementwiseOp(operands, symbol, bool(pure and pure.value.data), rtype))
+            return emit(tcpu.ExternElementwiseOp(operands, native, bool(pure and pure.value.data), rtype))
         raise self.unsupported(op, f"operation '{name}'")
 
     # -- vector length ------------------------------------------------------
