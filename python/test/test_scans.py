@@ -109,3 +109,30 @@ def test_three_operand_scan_rolls(axis, reverse):
     else:
         (ref[:-1] if axis == 0 else ref[:, :-1]).copy_(x[1:] if axis == 0 else x[:, 1:])
     assert torch.equal(z, ref)
+
+
+@triton.jit
+def narrow_float_kernel(x_ptr, cum_ptr, sum_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(cum_ptr + offs, tl.cumsum(x, AXIS))
+    s = tl.sum(x, AXIS)
+    if AXIS == 0:
+        tl.store(sum_ptr + tl.arange(0, N), s)
+    else:
+        tl.store(sum_ptr + tl.arange(0, M), s)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("M,N,axis", [(2, 1024, 1), (1024, 2, 0), (8, 64, 1)])
+def test_narrow_float_scan_and_sum_round_once(dtype, M, N, axis):
+    """fp16/bf16 cumsum and sum carry fp32 and round each result once, like torch (a loop
+    rounding every step drifts by ~sqrt(n) ulp over a 1024-long axis)."""
+    x = torch.randn(M, N, generator=torch.Generator().manual_seed(1)).to(dtype)
+    cum = torch.empty(M, N, dtype=dtype)
+    s = torch.empty(N if axis == 0 else M, dtype=dtype)
+    narrow_float_kernel[(1,)](x, cum, s, M=M, N=N, AXIS=axis)
+    ref = x.float().cumsum(axis)
+    # Exact up to the order of fp32 additions: at most one rounding step of the result type apart.
+    torch.testing.assert_close(cum.float(), ref.to(dtype).float(), rtol=2 ** -7, atol=2 ** -7 * ref.abs().max().item())
+    torch.testing.assert_close(s.float(), x.float().sum(axis).to(dtype).float(), rtol=2 ** -7, atol=1e-2)

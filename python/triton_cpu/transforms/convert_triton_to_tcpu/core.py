@@ -279,12 +279,13 @@ class FuncLowering:
         div = self.axis.get(ptr).divisibility[lane]
         return max(elem_bytes, gcd(div, width * elem_bytes))
 
-    def elementwise(self, op: Operation, get, width: int, emit) -> SSAValue:
-        """Clones an elementwise op on converted operands (`get`) with `width` lanes."""
+    def elementwise(self, op: Operation, get, width: int, emit, result_elem=None) -> SSAValue:
+        """Clones an elementwise op on converted operands (`get`) with `width` lanes;
+        `result_elem` overrides the result's element type (see reductions.py)."""
         name = op.name
         if len(op.results) != 1:
             raise self.unsupported(op, f"operation '{name}'")
-        res_elem = element_type(op.results[0].type)
+        res_elem = result_elem or element_type(op.results[0].type)
         rtype = vec_type(res_elem, width)
         if name == "arith.select" and is_tensor(op.results[0]) and not is_tensor(op.operands[0]) and width > 1:
             # A scalar condition choosing between whole tensors.

@@ -10,28 +10,74 @@ to buffers, or stay scalars when the whole tensor is reduced.
 tt.scan: a sequential carry along the axis (in reverse when asked), each step written
 to the result's buffer; vectorized across the last axis unless that is the scanned one.
 
+fp16/bf16 combine regions made of float arithmetic (sums, products, max/min, compares
+and selects) are evaluated in fp32: the accumulators and scan carries keep fp32, and
+each result is rounded once when written. (A GPU rounds every combine step, but in a
+tree whose depth is log2 of the axis; a sequential loop rounding every step would lose
+far more: about sqrt(n) ulp of the running value over an axis of n.)
+
 tt.histogram: counts into a zeroed buffer, one element at a time.
 """
 from xdsl.dialects import vector
-from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, IntegerAttr, VectorType, i64
+from xdsl.dialects.builtin import (
+    BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr, Float16Type, Float32Type, FloatAttr, IntegerAttr,
+    VectorType, i64,
+)
 from xdsl.ir import Block, Operation
 
 from triton_cpu.analysis.axis_info import attr, element_type, shape_of
 from triton_cpu.dialects.compat import arith
 
-from .util import INDEX, attr_int
+from .util import INDEX, attr_int, vec_type
+
+_F32 = Float32Type()
+_NARROW_FLOATS = (Float16Type, BFloat16Type)
+# Ops a narrow-float combine region may hold to be evaluated in fp32 with the same meaning.
+_PROMOTABLE = {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf", "arith.maximumf",
+               "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.cmpf", "arith.select", "arith.constant",
+               "arith.addi", "arith.subi", "arith.cmpi", "arith.andi", "arith.ori", "arith.xori", "math.absf"}
 
 
-def inline_region(low, em, block: Block, args, width: int):
+def _is_narrow(t) -> bool:
+    return isinstance(t, _NARROW_FLOATS)
+
+
+def compute_types(block: Block) -> list:
+    """The element type each carried value of a combine region is computed in: fp32 for
+    fp16/bf16 when every op of the region keeps its meaning in fp32."""
+    elems = [a.type for a in block.args]
+    if any(_is_narrow(t) for t in elems) and all(op.name in _PROMOTABLE or op is block.last_op for op in block.ops):
+        return [_F32 if _is_narrow(t) else t for t in elems]
+    return elems
+
+
+def to_compute(em, v, elem, width):
+    """`v` converted to the compute type `elem` (a no-op unless it widens fp16/bf16)."""
+    src = v.type.element_type if isinstance(v.type, VectorType) else v.type
+    return em.emit(arith.ExtFOp(v, vec_type(elem, width))) if src != elem else v
+
+
+def to_storage(em, v, elem, width):
+    """`v` rounded once to the storage type `elem`."""
+    src = v.type.element_type if isinstance(v.type, VectorType) else v.type
+    return em.emit(arith.TruncFOp(v, vec_type(elem, width))) if src != elem else v
+
+
+def inline_region(low, em, block: Block, args, width: int, promote: bool = False):
     """Clones a combine region (reduce/scan) on `args` with `width` lanes; returns the
-    values its terminator returns."""
+    values its terminator returns. With `promote`, the region's fp16/bf16 values are
+    computed in fp32 (`args` are then fp32 too: see `compute_types`)."""
     env = dict(zip(block.args, args))
+
+    def compute(t):
+        return _F32 if promote and _is_narrow(t) else t
 
     def outside(x):
         """A scalar defined outside the region (e.g. a hoisted constant): splat it."""
         if width == 1 or isinstance(x.type, VectorType):
-            return x
-        env[x] = em.emit(vector.BroadcastOp(x, VectorType(x.type, [width])))
+            return to_compute(em, x, compute(x.type), 1) if width == 1 else x
+        x2 = to_compute(em, x, compute(x.type), 1)
+        env[x] = em.emit(vector.BroadcastOp(x2, VectorType(x2.type, [width])))
         return env[x]
 
     for op in block.ops:
@@ -39,11 +85,15 @@ def inline_region(low, em, block: Block, args, width: int):
             return [env[v] for v in op.operands]
         if op.name == "arith.constant":
             a = attr(op, "value")
+            t = compute(a.type)
+            if t != a.type:
+                a = FloatAttr(a.value.data, t)
             c = arith.ConstantOp(a if width == 1 else
-                                 DenseIntOrFPElementsAttr.from_list(VectorType(a.type, [width]), [a.value.data]))
+                                 DenseIntOrFPElementsAttr.from_list(VectorType(t, [width]), [a.value.data]))
             env[op.results[0]] = em.emit(c)
             continue
-        env[op.results[0]] = low.elementwise(op, lambda x: env[x] if x in env else outside(x), width, em.emit)
+        env[op.results[0]] = low.elementwise(op, lambda x: env[x] if x in env else outside(x), width, em.emit,
+                                             compute(op.results[0].type))
     raise low.unsupported(block.parent_op(), "a combine region without terminator")
 
 
@@ -55,56 +105,74 @@ def _halves(em, vec, width):
             em.emit(vector.ShuffleOp(vec, vec, mask_hi, result_type=t)))
 
 
+class _Carried:
+    """How a reduce/scan's operands are read (in their compute types) and its results
+    written (rounded once to the result types)."""
+
+    def __init__(self, op: Operation):
+        self.inputs = list(op.operands)
+        self.combine = op.regions[0].blocks[0]
+        n = len(self.inputs)
+        self.compute = compute_types(self.combine)[:n]
+        self.storage = [element_type(r.type) for r in op.results]
+        self.promote = self.compute != [a.type for a in self.combine.args[:n]]
+
+    def read(self, e, idx, width):
+        return [to_compute(e, e.value(x, idx, width), t, width) for x, t in zip(self.inputs, self.compute)]
+
+    def combine_with(self, low, e, accs, cur, width):
+        return inline_region(low, e, self.combine, list(accs) + list(cur), width, self.promote)
+
+    def write(self, e, values, bufs, idx, width):
+        for v, b, t in zip(values, bufs, self.storage):
+            e.store_buffer(to_storage(e, v, t, width), b, idx)
+
+
 def lower_reduce(low, op: Operation):
     axis = attr_int(op, "axis")
-    inputs = list(op.operands)
-    combine = op.regions[0].blocks[0]
-    in_shape = shape_of(inputs[0])
+    c = _Carried(op)
+    in_shape = shape_of(c.inputs[0])
     out_shape = in_shape[:axis] + in_shape[axis + 1:]
     scalar_result = not out_shape
     bufs = [] if scalar_result else [low.alloc_buffer(r.type) for r in op.results]
     em = low.emitter_before(op)
     results = []
 
-    def combine_at(e, accs, idx_in, width):
-        cur = [e.value(x, idx_in, width) for x in inputs]
-        return inline_region(low, e, combine, accs + cur, width)
-
     if axis == len(in_shape) - 1:
         d = in_shape[-1]
-        vl = low.vector_length(in_shape, inputs)
+        vl = low.vector_length(in_shape, c.inputs)
 
         def body(e, idx):
-            accs = [e.value(x, idx + (0,), vl) for x in inputs]
+            accs = c.read(e, idx + (0,), vl)
             if d > vl:
-                accs = e.for_loop(vl, d, vl, accs, lambda c, k, a: combine_at(c, a, idx + (k,), vl))
+                accs = e.for_loop(vl, d, vl, accs,
+                                  lambda ce, k, a: c.combine_with(low, ce, a, c.read(ce, idx + (k,), vl), vl))
             w = vl
             while w > 2:
                 halves = [_halves(e, a, w) for a in accs]
-                accs = inline_region(low, e, combine, [h[0] for h in halves] + [h[1] for h in halves], w // 2)
+                accs = c.combine_with(low, e, [h[0] for h in halves], [h[1] for h in halves], w // 2)
                 w //= 2
             if w == 2:
                 lanes = [[e.emit(vector.ExtractOp(a, [k], a.type.element_type)) for a in accs] for k in (0, 1)]
-                accs = inline_region(low, e, combine, lanes[0] + lanes[1], 1)
+                accs = c.combine_with(low, e, lanes[0], lanes[1], 1)
             if scalar_result:
-                results.extend(accs)
+                results.extend(to_storage(e, v, t, 1) for v, t in zip(accs, c.storage))
             else:
-                for v, b in zip(accs, bufs):
-                    e.store_buffer(v, b, idx)
+                c.write(e, accs, bufs, idx, 1)
         low.nest(em, out_shape, 1, body) if out_shape else body(em, ())
     else:
-        vl = low.vector_length(in_shape, inputs)
+        vl = low.vector_length(in_shape, c.inputs)
         d = in_shape[axis]
 
         def insert(idx, k):
             return idx[:axis] + (k,) + idx[axis:]
 
         def body(e, idx):
-            accs = [e.value(x, insert(idx, 0), vl) for x in inputs]
+            accs = c.read(e, insert(idx, 0), vl)
             if d > 1:
-                accs = e.for_loop(1, d, 1, accs, lambda c, k, a: combine_at(c, a, insert(idx, k), vl))
-            for v, b in zip(accs, bufs):
-                e.store_buffer(v, b, idx)
+                accs = e.for_loop(1, d, 1, accs,
+                                  lambda ce, k, a: c.combine_with(low, ce, a, c.read(ce, insert(idx, k), vl), vl))
+            c.write(e, accs, bufs, idx, vl)
         low.nest(em, out_shape, vl, body)
     if scalar_result:
         for r, v in zip(op.results, results):
@@ -117,13 +185,12 @@ def lower_reduce(low, op: Operation):
 def lower_scan(low, op: Operation):
     axis = attr_int(op, "axis")
     reverse = bool(attr_int(op, "reverse", 0))
-    inputs = list(op.operands)
-    combine = op.regions[0].blocks[0]
-    shape = shape_of(inputs[0])
+    c = _Carried(op)
+    shape = shape_of(c.inputs[0])
     d = shape[axis]
     bufs = [low.alloc_buffer(r.type) for r in op.results]
     outer = shape[:axis] + shape[axis + 1:]
-    vl = 1 if axis == len(shape) - 1 or not outer else low.vector_length(shape, inputs)
+    vl = 1 if axis == len(shape) - 1 or not outer else low.vector_length(shape, c.inputs)
     em = low.emitter_before(op)
 
     def at(e, idx, k):
@@ -134,16 +201,13 @@ def lower_scan(low, op: Operation):
 
     def body(e, idx):
         first = at(e, idx, 0)
-        carry = [e.value(x, first, vl) for x in inputs]
-        for v, b in zip(carry, bufs):
-            e.store_buffer(v, b, first)
+        carry = c.read(e, first, vl)
+        c.write(e, carry, bufs, first, vl)
 
-        def step(c, k, carry):
-            full = at(c, idx, k)
-            cur = [c.value(x, full, vl) for x in inputs]
-            new = inline_region(low, c, combine, list(carry) + cur, vl)
-            for v, b in zip(new, bufs):
-                c.store_buffer(v, b, full)
+        def step(ce, k, carry):
+            full = at(ce, idx, k)
+            new = c.combine_with(low, ce, carry, c.read(ce, full, vl), vl)
+            c.write(ce, new, bufs, full, vl)
             return new
         if d > 1:
             e.for_loop(1, d, 1, carry, step)
