@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static atomic_int error_flag;
 static char error_text[1024];
@@ -40,6 +41,38 @@ size_t tcpu_error_message(char *buf, size_t size) {
 void tcpu_error_clear(void) {
   error_text[0] = 0;
   atomic_store(&error_flag, 0);
+}
+
+/* ---- tt.atomic_poll ----------------------------------------------------------------- */
+
+int64_t tcpu_clock_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t poll_load(const void *p, int32_t bytes) {
+  switch (bytes) {
+  case 2: return atomic_load_explicit((const _Atomic int16_t *)p, memory_order_relaxed);
+  case 4: return atomic_load_explicit((const _Atomic int32_t *)p, memory_order_relaxed);
+  default: return atomic_load_explicit((const _Atomic int64_t *)p, memory_order_relaxed);
+  }
+}
+
+int32_t tcpu_atomic_poll(const void *p, int32_t bytes, int64_t expected, int64_t deadline_ns,
+                         int32_t acquire) {
+  for (;;) {
+    if (poll_load(p, bytes) == expected) {
+      if (acquire)
+        atomic_thread_fence(memory_order_acquire);
+      return 1;
+    }
+    if (deadline_ns >= 0 && tcpu_clock_ns() >= deadline_ns)
+      return 0;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
 }
 
 /* ---- tt.print ---------------------------------------------------------------------- */

@@ -76,6 +76,14 @@ void tcpu_print(const char *prefix, int32_t pid_x, int32_t pid_y, int32_t pid_z,
                 const int32_t *idx, const int32_t *shape, int32_t operand, int32_t num_operands,
                 int32_t type, int32_t bits, int32_t hex, uint64_t value);
 
+/* tt.atomic_poll: spins until the 2-, 4- or 8-byte integer at `p` equals `expected`
+   (relaxed loads; an acquire fence after a match when `acquire`), or until the monotonic
+   clock passes `deadline_ns` (< 0: no deadline). Loads at least once. 1 on a match. */
+int32_t tcpu_atomic_poll(const void *p, int32_t bytes, int64_t expected, int64_t deadline_ns,
+                         int32_t acquire);
+/* The monotonic clock in nanoseconds (the start of an atomic_poll's time budget). */
+int64_t tcpu_clock_ns(void);
+
 /* Launcher side: 1 and the message if an assert failed since the last clear. */
 int tcpu_error_pending(void);
 size_t tcpu_error_message(char *buf, size_t size);

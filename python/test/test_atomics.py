@@ -202,3 +202,42 @@ def test_half_precision_atomics(dtype, op):
     half_atomic_kernel[(P,)](x, out, old, N=N, OP=op, num_threads=2)
     grouped = x.float().reshape(P, N // 4, 4).reshape(-1, 4)
     assert torch.equal(out.float(), grouped.sum(0))
+
+
+@triton.jit
+def poll_kernel(flag_ptr, out_ptr, N: tl.constexpr, TIMEOUT: tl.constexpr):
+    offs = tl.arange(0, N)
+    if TIMEOUT:
+        matched = tl.atomic_poll(flag_ptr + offs, 1, timeout_ns=1000)
+    else:
+        matched = tl.atomic_poll(flag_ptr + offs, 1)
+    tl.store(out_ptr + offs, matched)
+
+
+@pytest.mark.parametrize("dtype", [torch.int16, torch.int32, torch.int64], ids=str)
+def test_atomic_poll_tensor(dtype):
+    flags = torch.ones(8, dtype=dtype)
+    out = torch.zeros(8, dtype=torch.bool)
+    poll_kernel[(1,)](flags, out, N=8, TIMEOUT=False)
+    assert out.all()
+    flags[2] = 0
+    flags[5] = 7
+    poll_kernel[(1,)](flags, out, N=8, TIMEOUT=True)
+    assert out.tolist() == [True, True, False, True, True, False, True, True]
+
+
+@triton.jit
+def handoff_kernel(flag_ptr, payload_ptr, out_ptr):
+    """Program 1 publishes a payload with a release exchange; program 0 waits for it."""
+    if tl.program_id(0) == 0:
+        ok = tl.atomic_poll(flag_ptr, 1, sem="acquire", timeout_ns=20_000_000_000)
+        tl.store(out_ptr, tl.where(ok, tl.load(payload_ptr), -1))
+    else:
+        tl.store(payload_ptr, 42)
+        tl.atomic_xchg(flag_ptr, 1, sem="release")
+
+
+def test_atomic_poll_waits_for_another_program():
+    flag, payload, out = torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32)
+    handoff_kernel[(2,)](flag, payload, out, num_threads=2)
+    assert flag.item() == 1 and out.item() == 42

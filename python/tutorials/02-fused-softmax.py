@@ -78,7 +78,8 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
     # "shared memory" (on the CPU: the per-program buffer memory the kernel reports).
     occupancy = NUM_REGS // (kernel.n_regs * WARP_SIZE * num_warps)
     size_smem = kernel.metadata.shared
-    occupancy = min(occupancy, SIZE_SMEM // size_smem)
+    if size_smem:  # 0 when the kernel needs no buffers
+        occupancy = min(occupancy, SIZE_SMEM // size_smem)
     num_programs = min(NUM_SM * occupancy, n_rows)
     _last_launch = (kernel, occupancy, num_programs)
 

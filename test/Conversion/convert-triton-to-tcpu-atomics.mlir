@@ -30,3 +30,24 @@ tt.func public @cas(%p: !tt.ptr<i32>, %q: !tt.ptr<i32>) {
   tt.store %q, %old : !tt.ptr<i32>
   tt.return
 }
+
+// tt.atomic_poll with a timeout: the deadline is the clock at the op plus the budget,
+// shared by every element; one runtime poll per element, its flags in a buffer.
+// CHECK-LABEL: func.func public @poll
+// CHECK: %[[NOW:.*]] = "tcpu.clock"() : () -> i64
+// CHECK: %[[DEADLINE:.*]] = arith.addi %[[NOW]], %{{.*}} : i64
+// CHECK: scf.for
+// CHECK: "tcpu.atomic_poll"(%{{.*}}, %{{.*}}, %[[DEADLINE]]) <{acquire = true}>
+// CHECK: memref.store
+tt.func public @poll(%p: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %t: i64) {
+  %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %ps = tt.splat %p : !tt.ptr<i32> -> tensor<8x!tt.ptr<i32>>
+  %pp = tt.addptr %ps, %r : tensor<8x!tt.ptr<i32>>, tensor<8xi32>
+  %c1 = arith.constant dense<1> : tensor<8xi32>
+  %ok = tt.atomic_poll acquire, gpu, %pp, %c1 timeout %t : tensor<8x!tt.ptr<i32>>, tensor<8xi32> -> tensor<8xi1>
+  %os = tt.splat %o : !tt.ptr<i8> -> tensor<8x!tt.ptr<i8>>
+  %op = tt.addptr %os, %r : tensor<8x!tt.ptr<i8>>, tensor<8xi32>
+  %ok8 = arith.extui %ok : tensor<8xi1> to tensor<8xi8>
+  tt.store %op, %ok8 : tensor<8x!tt.ptr<i8>>
+  tt.return
+}

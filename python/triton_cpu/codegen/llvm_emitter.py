@@ -959,6 +959,18 @@ class FunctionEmitter:
         old = b.extract_value(pair, 0)
         return old if old.type == t else b.bitcast(old, t)
 
+    def op_tcpu_clock(self, op):
+        return self.builder.call(cg.declare(self.me.module, "tcpu_clock_ns", cg.I64, []), [])
+
+    def op_tcpu_atomic_poll(self, op):
+        b = self.builder
+        expected = self.v(op.expected)
+        fn = cg.declare(self.me.module, "tcpu_atomic_poll", cg.I32, [cg.PTR, cg.I32, cg.I64, cg.I64, cg.I32])
+        ok = b.call(fn, [self.v(op.ptr), ir.Constant(cg.I32, expected.type.width // 8), b.sext(expected, cg.I64)
+                         if expected.type.width < 64 else expected, self.v(op.deadline),
+                         ir.Constant(cg.I32, int(op.acquire.value.data))])
+        return b.icmp_signed("!=", ok, ir.Constant(cg.I32, 0))
+
     # -- debug ops ----------------------------------------------------------
     # Type codes of tcpu_print (include/triton_cpu/runtime.h).
     _PRINT_UINT, _PRINT_SINT, _PRINT_FLOAT, _PRINT_BF16, _PRINT_PTR = range(5)

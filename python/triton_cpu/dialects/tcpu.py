@@ -283,10 +283,38 @@ class AtomicCASOp(IRDLOperation):
                          properties={"ordering": StringAttr(ordering)})
 
 
+@irdl_op_definition
+class ClockOp(IRDLOperation):
+    """The monotonic clock in nanoseconds (i64)."""
+    name = "tcpu.clock"
+    result = result_def(IntegerType)
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self):
+        super().__init__(result_types=[IntegerType(64)])
+
+
+@irdl_op_definition
+class AtomicPollOp(IRDLOperation):
+    """Spins until the integer at `ptr` equals `expected` or the clock passes `deadline`
+    (i64 ns, negative: none); true on a match, then an acquire fence when `acquire`."""
+    name = "tcpu.atomic_poll"
+    ptr = operand_def()
+    expected = operand_def()
+    deadline = operand_def(IntegerType)
+    acquire = prop_def(BoolAttr)
+    result = result_def(IntegerType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, ptr, expected, deadline, acquire: bool):
+        super().__init__(operands=[ptr, expected, deadline], result_types=[IntegerType(1)],
+                         properties={"acquire": BoolAttr.from_bool(acquire)})
+
+
 TCPU = Dialect(
     "tcpu",
     [ProgramIdOp, NumProgramsOp, IotaOp, AddPtrOp, PtrToIntOp, IntToPtrOp, BitcastOp, FpToFpOp,
      MulhiUIOp, ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp, PrintOp,
-     AssertOp, AtomicRMWOp, AtomicCASOp],
+     AssertOp, AtomicRMWOp, AtomicCASOp, ClockOp, AtomicPollOp],
     [],
 )

@@ -9,7 +9,7 @@ Where each construct lives:
   reductions.py    tt.reduce, tt.scan, tt.histogram (combine regions inlined)
   dot.py           tt.dot (register-blocked micro-kernel)
   control_flow.py  scf.for / scf.while / scf.if carrying tensors
-  atomics.py       tt.atomic_rmw, tt.atomic_cas
+  atomics.py       tt.atomic_rmw, tt.atomic_cas, tt.atomic_poll
   debug_ops.py     tt.print, tt.assert
   hints.py         ttg.barrier (nothing to compute on a CPU)
 
@@ -45,6 +45,7 @@ LOWERINGS = {
     "tt.gather": shape_ops.prepare_gather,
     "tt.atomic_rmw": atomics.lower_atomic,
     "tt.atomic_cas": atomics.lower_atomic,
+    "tt.atomic_poll": atomics.lower_poll,
     "tt.print": debug_ops.lower_print,
     "tt.assert": debug_ops.lower_assert,
     "ttg.barrier": hints.drop,
