@@ -260,3 +260,61 @@ def test_consecutive_loops_carrying_one_tensor():
     out = torch.empty(32)
     consecutive_loops_kernel[(1,)](x, out, N=32)
     torch.testing.assert_close(out, (x + 4) * 3 * 8)
+
+
+@triton.jit
+def _sign_of_difference(x, y):
+    if x < y:
+        return -1
+    elif x == y:
+        return 0
+    else:
+        return 1
+
+
+@triton.jit
+def _divmod_pair(a0, a1, b0, b1):
+    return a0 // b0, a1 // b1, a0 % b0, a1 % b1
+
+
+@triton.jit
+def map_elementwise_kernel(x_ptr, y_ptr, s_ptr, q_ptr, r_ptr, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(s_ptr + offs, tl.map_elementwise(_sign_of_difference, x, y))
+    q, r = tl.map_elementwise(_divmod_pair, x, tl.abs(y) + 1, pack=2)
+    tl.store(q_ptr + offs, q)
+    tl.store(r_ptr + offs, r)
+
+
+def test_map_elementwise_with_branches_and_pack():
+    x = torch.randint(0, 50, (4, 16), dtype=torch.int32)
+    y = torch.randint(-5, 5, (4, 16), dtype=torch.int32)
+    s, q, r = (torch.empty(4, 16, dtype=torch.int32) for _ in range(3))
+    map_elementwise_kernel[(1,)](x, y, s, q, r, M=4, N=16)
+    assert torch.equal(s, torch.sign(x - y).int())
+    assert torch.equal(q, x // (y.abs() + 1))
+    assert torch.equal(r, x % (y.abs() + 1))
+
+
+@triton.jit(noinline=True)
+def _noinline_scaled_block(ptr, scale, N: tl.constexpr):
+    return tl.load(ptr + tl.arange(0, N)) * scale
+
+
+@triton.jit
+def tensor_call_kernel(x_ptr, y_ptr, out_ptr, flag_ptr, N: tl.constexpr):
+    total = _noinline_scaled_block(x_ptr, 2.0, N) + _noinline_scaled_block(y_ptr, 3.0, N)
+    first = tl.sum(total, 0)[None]  # a one-element tensor
+    if first > 0:  # unsplat: its one element as the condition
+        tl.store(flag_ptr, first.item())
+    tl.store(out_ptr + tl.arange(0, N), total)
+
+
+def test_noinline_returning_tensor_and_unsplat():
+    x, y = torch.rand(32), torch.rand(32)
+    out, flag = torch.empty(32), torch.zeros(1)
+    tensor_call_kernel[(1,)](x, y, out, flag, N=32)
+    torch.testing.assert_close(out, x * 2 + y * 3)
+    torch.testing.assert_close(flag, (x * 2 + y * 3).sum().reshape(1))

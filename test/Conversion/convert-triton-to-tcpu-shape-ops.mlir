@@ -48,3 +48,22 @@ tt.func public @transpose(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt
   tt.store %op, %t : tensor<16x16x!tt.ptr<f32>>
   tt.return
 }
+
+// tt.unsplat: the one element of a one-element tensor, evaluated as a scalar.
+// CHECK-LABEL: func.func public @unsplat
+// CHECK: %[[V:.*]] = "tcpu.load"
+// CHECK: %[[C:.*]] = arith.cmpf ogt, %[[V]], %{{.*}} : f32
+// CHECK: scf.if %[[C]]
+tt.func public @unsplat(%x: !tt.ptr<f32>) {
+  %r = tt.make_range {end = 1 : i32, start = 0 : i32} : tensor<1xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<1x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %r : tensor<1x!tt.ptr<f32>>, tensor<1xi32>
+  %v = tt.load %xp : tensor<1x!tt.ptr<f32>>
+  %s = tt.unsplat %v : tensor<1xf32>
+  %z = arith.constant 0.0 : f32
+  %c = arith.cmpf ogt, %s, %z : f32
+  scf.if %c {
+    tt.store %x, %s : !tt.ptr<f32>
+  }
+  tt.return
+}

@@ -5,10 +5,12 @@ Where each construct lives:
   core.py          fusion and materialization: evaluating a tensor value at loop
                    indices (splat, make_range, constants, loads, elementwise ops),
                    buffers, the policy of what is computed once, tensor stores
-  shape_ops.py     expand_dims, broadcast, trans, reshape, join, split, cat, gather
+  shape_ops.py     expand_dims, broadcast, trans, reshape, join, split, cat, gather, unsplat
   reductions.py    tt.reduce, tt.scan, tt.histogram (combine regions inlined)
   dot.py           tt.dot (register-blocked micro-kernel)
+  map_elementwise.py  tt.map_elementwise (the user's scalar region per element)
   control_flow.py  scf.for / scf.while / scf.if carrying tensors
+  calls.py         noinline calls returning tensors (inlined first)
   atomics.py       tt.atomic_rmw, tt.atomic_cas, tt.atomic_poll
   debug_ops.py     tt.print, tt.assert
   hints.py         ttg.barrier (nothing to compute on a CPU)
@@ -29,7 +31,7 @@ from xdsl.traits import MemoryEffectKind, has_effects
 
 from triton_cpu.analysis.axis_info import attr
 
-from . import atomics, control_flow, debug_ops, dot, hints, reductions, shape_ops
+from . import atomics, calls, control_flow, debug_ops, dot, hints, map_elementwise, reductions, shape_ops
 from .core import Config, FuncLowering
 from .util import is_tensor
 
@@ -43,6 +45,8 @@ LOWERINGS = {
     "tt.histogram": reductions.lower_histogram,
     "tt.dot": dot.lower_dot,
     "tt.gather": shape_ops.prepare_gather,
+    "tt.unsplat": shape_ops.lower_unsplat,
+    "tt.map_elementwise": map_elementwise.lower_map_elementwise,
     "tt.atomic_rmw": atomics.lower_atomic,
     "tt.atomic_cas": atomics.lower_atomic,
     "tt.atomic_poll": atomics.lower_poll,
@@ -153,5 +157,8 @@ class ConvertTritonToTCPU(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = Config(vector_bits=self.vector_bits)
-        for f in [o for o in op.body.block.ops if o.name == "tt.func"]:
-            lower_function(f, config)
+        calls.inline_tensor_calls(op)
+        # Until none is left: lowering a function may outline new ones (map_elementwise).
+        while funcs := [o for o in op.body.block.ops if o.name == "tt.func"]:
+            for f in funcs:
+                lower_function(f, config)

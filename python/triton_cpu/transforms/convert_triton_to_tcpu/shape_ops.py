@@ -148,6 +148,14 @@ def prepare_gather(low, op: Operation):
         low.buffers[src] = buf
 
 
+def lower_unsplat(low, op: Operation):
+    """The one element of a one-element tensor, as a scalar (`x.item()`, `if t:`)."""
+    src = op.operands[0]
+    op.results[0].replace_all_uses_with(low.emitter_before(op).value(src, (0,) * len(shape_of(src)), 1))
+    op.detach()
+    op.erase()
+
+
 # Result evaluators, by op name: f(emitter, result, idx, width, lane) -> value.
 FUSED = {
     "tt.expand_dims": expand_dims,
