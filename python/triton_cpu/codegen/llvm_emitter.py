@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import attr as _attr
-from triton_cpu.codegen import cgutils as cg
+from triton_cpu.codegen import cgutils as cg, fp8
 from triton_cpu.codegen.math_lib import _LIBMVEC, INTRINSICS, MATH_OPS, MathLib
 from triton_cpu.errors import UnsupportedError
 
@@ -69,6 +69,8 @@ class ModuleEmitter:
             return cg.F16
         if isinstance(t, BFloat16Type):
             return cg.I16 if memory else cg.F32
+        if fp8.format_of(t) is not None:
+            return cg.I8  # the byte, in memory and in registers (codegen/fp8.py)
         if getattr(t, "name", "") == "tt.ptr":
             return cg.PTR
         raise UnsupportedError(f"triton-cpu: type {t} is not supported by the CPU backend yet")
@@ -660,9 +662,17 @@ class FunctionEmitter:
             return x
         return self.builder.trunc(x, dst) if sw > dw else self.builder.sext(x, dst)
 
-    def _float_cast(self, x, src_t, dst_t):
-        """Float to float, with bf16 (f32 in registers) handled."""
+    def _float_cast(self, x, src_t, dst_t, rtz: bool = False):
+        """Float to float, with bf16 (f32 in registers) and fp8 (bytes) handled."""
         b = self.builder
+        src_fmt, dst_fmt = fp8.format_of(src_t), fp8.format_of(dst_t)
+        if src_fmt is not None or dst_fmt is not None:
+            f32_t = VectorType(Float32Type(), [x.type.count]) if isinstance(x.type, ir.VectorType) else Float32Type()
+            if src_fmt is not None:
+                x, src_t = fp8.to_f32(b, x, src_fmt), f32_t
+            if dst_fmt is None:
+                return self._float_cast(x, src_t, dst_t, rtz)
+            return fp8.from_f32(b, self._float_cast(x, src_t, f32_t), dst_fmt, rtz)
         dst = self.me.type(dst_t)
         if x.type == dst:
             return self.round_bf16_value(x) if is_bf16(dst_t) else x
@@ -772,6 +782,12 @@ class FunctionEmitter:
         r = cg.call_intrinsic(self.builder, name, [args[0].type], args[0].type, args)
         return self.round_bf16(r, op)
 
+    def op_math_absf(self, op):
+        fmt = fp8.format_of(op.operands[0].type)
+        if fmt is None:
+            return self.intrinsic(op, "llvm.fabs")
+        return fp8.absolute(self.builder, self.v(op.operands[0]), fmt)
+
     def op_math_absi(self, op):
         x = self.v(op.operands[0])
         return cg.call_intrinsic(self.builder, "llvm.abs", [x.type], x.type, [x, ir.Constant(cg.I1, 0)])
@@ -870,8 +886,11 @@ class FunctionEmitter:
         x = self.v(op.operands[0])
         src_t, dst_t = op.operands[0].type, op.results[0].type
         rounding = op.properties.get("rounding")
+        rtz = rounding is not None and rounding.data == "rtz"
+        if fp8.format_of(src_t) is not None or fp8.format_of(dst_t) is not None:
+            return self._float_cast(x, src_t, dst_t, rtz)
         narrowing = is_bf16(dst_t) or _fbits(self.me.type(dst_t)) < _fbits(x.type)
-        if rounding is not None and rounding.data == "rtz" and narrowing:
+        if rtz and narrowing:
             return self._truncate_rtz(x, dst_t)
         return self._float_cast(x, src_t, dst_t)
 

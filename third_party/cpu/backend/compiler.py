@@ -45,7 +45,7 @@ class CPUOptions:
     enable_fp_fusion: bool = True
     launch_cooperative_grid: bool = False
     launch_pdl: bool = False
-    supported_fp8_dtypes: Tuple[str, ...] = ("fp8e5", "fp8e5b16", "fp8e4nv", "fp8e4b8")
+    supported_fp8_dtypes: Tuple[str, ...] = ("fp8e5", "fp8e5b16", "fp8e4nv", "fp8e4b8", "fp8e4b15")
     deprecated_fp8_dot_operand_dtypes: Tuple[str, ...] = ()
     default_dot_input_precision: str = "ieee"
     # tf32 is accepted (tl.dot picks it whenever allowed) and computed in full fp32.
@@ -106,7 +106,8 @@ class CPUBackend(BaseBackend):
         return (metadata.num_threads, metadata.name)
 
     def get_codegen_implementation(self, options):
-        return {"min_dot_size": lambda lhs_type, rhs_type: (1, 1, 1)}
+        from triton_cpu.language.custom_types import convert_custom_types
+        return {"min_dot_size": lambda lhs_type, rhs_type: (1, 1, 1), "convert_custom_types": convert_custom_types}
 
     def get_module_map(self):
         # The GPU vendors' libdevice modules too: real kernel libraries import them directly.
