@@ -128,3 +128,65 @@ def test_tutorial_matmul(M, N, K, dtype, transposed_b):
     ref = (a.float() @ b.float()).to(dtype)
     tol = 1e-4 if dtype == torch.float32 else 2e-2
     torch.testing.assert_close(c, ref, rtol=tol, atol=tol * 4)
+
+
+@triton.jit
+def dot_scaled_kernel(a_ptr, sa_ptr, b_ptr, sb_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                      TA: tl.constexpr, TB: tl.constexpr, SCALE_A: tl.constexpr, SCALE_B: tl.constexpr):
+    KA: tl.constexpr = K // 2 if TA == "e2m1" else K
+    KB: tl.constexpr = K // 2 if TB == "e2m1" else K
+    a = tl.load(a_ptr + tl.arange(0, M)[:, None] * KA + tl.arange(0, KA)[None, :])
+    b = tl.load(b_ptr + tl.arange(0, KB)[:, None] * N + tl.arange(0, N)[None, :])
+    sa = None
+    sb = None
+    if SCALE_A:
+        sa = tl.load(sa_ptr + tl.arange(0, M)[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+    if SCALE_B:
+        sb = tl.load(sb_ptr + tl.arange(0, N)[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+    c = tl.dot_scaled(a, sa, TA, b, sb, TB)
+    tl.store(c_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], c)
+
+
+_E2M1 = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
+
+
+def _decode(x, kind, k_axis):
+    """The fp32 matrix an mx operand stands for (e2m1: low nibble first along K)."""
+    if kind == "e2m1":
+        lo, hi = _E2M1[(x & 0xF).long()], _E2M1[(x >> 4).long()]
+        if k_axis == 0:  # [K/2, N] bytes -> [K/2, 2, N] -> [K, N]
+            return torch.stack([lo, hi], dim=1).flatten(0, 1)
+        return torch.stack([lo, hi], dim=-1).flatten(-2, -1)  # [M, K/2, 2] -> [M, K]
+    if kind in ("e4m3", "e5m2"):
+        return x.view(torch.float8_e4m3fn if kind == "e4m3" else torch.float8_e5m2).float()
+    return x.float()
+
+
+@pytest.mark.parametrize("ta,tb,scale_a,scale_b", [("e2m1", "bf16", True, False), ("e4m3", "e5m2", True, True),
+                                                   ("bf16", "e2m1", False, True), ("e5m2", "fp16", True, False)])
+def test_dot_scaled(ta, tb, scale_a, scale_b):
+    M, N, K = 16, 32, 64
+    g = torch.Generator().manual_seed(3)
+
+    def operand(kind, shape):
+        if kind in ("bf16", "fp16"):
+            return torch.randn(shape, generator=g).to(torch.bfloat16 if kind == "bf16" else torch.float16)
+        x = torch.randint(0, 256, shape, generator=g, dtype=torch.int32).to(torch.uint8)
+        if kind != "e2m1":  # no NaN/inf bytes, so the reference stays finite
+            x = torch.where(_decode(x, kind, -1).isfinite(), x, torch.zeros_like(x))
+        return x
+
+    a = operand(ta, (M, K // 2 if ta == "e2m1" else K))
+    b = operand(tb, (K // 2 if tb == "e2m1" else K, N))
+    lo, hi = (120, 134) if "fp16" not in (ta, tb) else (124, 131)
+    sa = torch.randint(lo, hi, (M, K // 32), generator=g, dtype=torch.int32).to(torch.uint8)
+    sb = torch.randint(lo, hi, (N, K // 32), generator=g, dtype=torch.int32).to(torch.uint8)
+    c = torch.empty(M, N)
+    dot_scaled_kernel[(1,)](a, sa, b, sb, c, M=M, N=N, K=K, TA=ta, TB=tb, SCALE_A=scale_a, SCALE_B=scale_b)
+    A = _decode(a, ta, -1)
+    B = _decode(b, tb, 0)
+    if scale_a:
+        A = A * torch.exp2(sa.float() - 127).repeat_interleave(32, dim=1)
+    if scale_b:
+        B = B * torch.exp2(sb.float() - 127).repeat_interleave(32, dim=1).T
+    torch.testing.assert_close(c, A @ B, rtol=1e-5, atol=1e-4)

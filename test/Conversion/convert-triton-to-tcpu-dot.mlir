@@ -28,3 +28,45 @@ tt.func public @dot(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f
   tt.store %op, %d : tensor<16x16x!tt.ptr<f32>>
   tt.return
 }
+
+// tt.dot_scaled: the e2m1 operand is decoded per element (nibble of its byte, times its
+// E8M0 scale) into an fp32 buffer; the bf16 one is widened; then the fp32 micro-kernel.
+// CHECK-LABEL: func.func public @dot_scaled
+// CHECK: arith.shrui
+// CHECK: arith.shli {{.*}} : i32
+// CHECK: "tcpu.bitcast"({{.*}}) : (i32) -> f32
+// CHECK: arith.mulf {{.*}} : f32
+// CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK-NOT: tt.dot_scaled
+tt.func public @dot_scaled(%a: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %s: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %b: !tt.ptr<bf16> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r16 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %r32 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %c16 = arith.constant dense<16> : tensor<16x1xi32>
+  %row = tt.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %col = tt.expand_dims %r16 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rs = arith.muli %row, %c16 : tensor<16x1xi32>
+  %rb = tt.broadcast %rs : tensor<16x1xi32> -> tensor<16x16xi32>
+  %cb = tt.broadcast %col : tensor<1x16xi32> -> tensor<16x16xi32>
+  %off = arith.addi %rb, %cb : tensor<16x16xi32>
+  %as = tt.splat %a : !tt.ptr<i8> -> tensor<16x16x!tt.ptr<i8>>
+  %ap = tt.addptr %as, %off : tensor<16x16x!tt.ptr<i8>>, tensor<16x16xi32>
+  %x = tt.load %ap : tensor<16x16x!tt.ptr<i8>>
+  %ss = tt.splat %s : !tt.ptr<i8> -> tensor<16x1x!tt.ptr<i8>>
+  %sp = tt.addptr %ss, %row : tensor<16x1x!tt.ptr<i8>>, tensor<16x1xi32>
+  %sc = tt.load %sp : tensor<16x1x!tt.ptr<i8>>
+  %c32 = arith.constant dense<16> : tensor<32x1xi32>
+  %row32 = tt.expand_dims %r32 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %rs32 = arith.muli %row32, %c32 : tensor<32x1xi32>
+  %rb32 = tt.broadcast %rs32 : tensor<32x1xi32> -> tensor<32x16xi32>
+  %cb32 = tt.broadcast %col : tensor<1x16xi32> -> tensor<32x16xi32>
+  %off32 = arith.addi %rb32, %cb32 : tensor<32x16xi32>
+  %bs = tt.splat %b : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+  %bp = tt.addptr %bs, %off32 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi32>
+  %y = tt.load %bp : tensor<32x16x!tt.ptr<bf16>>
+  %z = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+  %d = tt.dot_scaled %x scale %sc, %y, %z lhs = e2m1 rhs = bf16 {fastMath = false} : tensor<16x16xi8>, tensor<16x1xi8> * tensor<32x16xbf16> -> tensor<16x16xf32>
+  %os = tt.splat %o : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %op = tt.addptr %os, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  tt.store %op, %d : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}

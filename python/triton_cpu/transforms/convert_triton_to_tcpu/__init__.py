@@ -7,7 +7,7 @@ Where each construct lives:
                    buffers, the policy of what is computed once, tensor stores
   shape_ops.py     expand_dims, broadcast, trans, reshape, join, split, cat, gather, unsplat
   reductions.py    tt.reduce, tt.scan, tt.histogram (combine regions inlined)
-  dot.py           tt.dot (register-blocked micro-kernel)
+  dot.py           tt.dot, tt.dot_scaled (register-blocked micro-kernel)
   map_elementwise.py  tt.map_elementwise (the user's scalar region per element)
   control_flow.py  scf.for / scf.while / scf.if carrying tensors
   calls.py         noinline calls returning tensors (inlined first)
@@ -44,6 +44,7 @@ LOWERINGS = {
     "tt.scan": reductions.lower_scan,
     "tt.histogram": reductions.lower_histogram,
     "tt.dot": dot.lower_dot,
+    "tt.dot_scaled": dot.lower_dot_scaled,
     "tt.gather": shape_ops.prepare_gather,
     "tt.unsplat": shape_ops.lower_unsplat,
     "tt.map_elementwise": map_elementwise.lower_map_elementwise,

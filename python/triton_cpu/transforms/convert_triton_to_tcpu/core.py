@@ -467,11 +467,11 @@ class FuncLowering:
 
     # -- what to compute once ---------------------------------------------------
     # Ops that consume tensors where they stand (their operands are evaluated there).
-    _ROOTS = {"tt.store", "tt.reduce", "tt.scan", "tt.dot", "tt.atomic_rmw", "tt.atomic_cas", "tt.atomic_poll", "tt.print",
+    _ROOTS = {"tt.store", "tt.reduce", "tt.scan", "tt.dot", "tt.dot_scaled", "tt.atomic_rmw", "tt.atomic_cas", "tt.atomic_poll", "tt.print",
               "tt.assert", "tt.histogram", "scf.yield", "scf.condition", "scf.for", "scf.while", "tt.gather",
               "tt.unsplat", "tt.map_elementwise"}
     # Ops whose results are buffers: the walk of fused producers stops there.
-    _BUFFERED = ("tt.reduce", "tt.scan", "tt.dot", "tt.histogram", "tt.map_elementwise")
+    _BUFFERED = ("tt.reduce", "tt.scan", "tt.dot", "tt.dot_scaled", "tt.histogram", "tt.map_elementwise")
     # Worth a buffer when evaluated for several consumers.
     _EXPENSIVE = ("tt.load", "math.", "tt.extern_elementwise", "arith.divf", "tt.precise_")
 

@@ -8,12 +8,22 @@ broadcasts MR scalars of a column of A. A leading batch dimension (3-D dot) is a
 loop. C is written in place into C0's buffer when nothing else reads C0 (a loop-carried
 accumulator). fp16/bf16 results accumulate in fp32 and round once at the end, as GPU
 matrix units and Triton's interpreter do.
+
+tt.dot_scaled (microscaling formats): each operand is decoded to fp32 while it is
+packed (e4m3/e5m2 bytes exactly, e2m1 nibbles two per byte along K, low nibble first,
+or along M/N when not K-packed; bf16/fp16 widened), multiplied by its E8M0 scale
+2^(s - 127) shared by each group of K elements (s = 255 is NaN; s = 0 is 2^-127 when the
+dot computes in bf16 and 0 in fp16, as Triton's interpreter has it), then the same
+micro-kernel accumulates in fp32.
 """
 from xdsl.dialects import math, vector
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType, TensorType, VectorType
+from xdsl.dialects.builtin import (
+    BFloat16Type, Float16Type, Float32Type, FloatAttr, IntegerAttr, IntegerType, TensorType, VectorType, i32,
+)
 from xdsl.ir import Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import element_type, shape_of
+from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 
 from .util import bits, vec_type
@@ -49,17 +59,23 @@ def pack(low, em, value: SSAValue, elem) -> SSAValue:
 
 def lower_dot(low, op: Operation):
     a, b, c0 = op.operands
+    out_elem = element_type(op.results[0].type)
+    acc_elem = Float32Type() if isinstance(out_elem, (Float16Type, BFloat16Type)) else out_elem
+    em = low.emitter_before(op)
+    micro_kernel(low, em, op, pack(low, em, a, acc_elem), pack(low, em, b, acc_elem), acc_elem)
+
+
+def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem):
+    """C = A @ B + C0 for `op` (operand 2 is C0), from A and B packed row-major in
+    `acc_elem`; C goes to a buffer (C0's, in place, when nothing else reads it)."""
+    c0 = op.operands[2]
     out = op.results[0]
     shape = shape_of(out)
     out_elem = element_type(out.type)
-    acc_elem = Float32Type() if isinstance(out_elem, (Float16Type, BFloat16Type)) else out_elem
     batch = shape[:-2]
     M, N = shape[-2:]
-    K = shape_of(a)[-1]
+    K = a_buf.type.get_shape()[-1]
     is_float = not isinstance(acc_elem, IntegerType)
-    em = low.emitter_before(op)
-    a_buf = pack(low, em, a, acc_elem)
-    b_buf = pack(low, em, b, acc_elem)
     # Write C in place into C0's buffer when nothing else reads C0.
     c_buf = low.buffers.get(c0)
     if c_buf is None or len(list(c0.uses)) != 1 or acc_elem != out_elem:
@@ -106,3 +122,85 @@ def lower_dot(low, op: Operation):
         low.nest(em, shape, vl, narrow)
         c_buf = out_buf
     low.buffers[out] = c_buf
+
+
+_F32 = Float32Type()
+_SCALED_TYPES = {tt.ScaleDotElemType.E4M3, tt.ScaleDotElemType.E5M2, tt.ScaleDotElemType.E2M1,
+                 tt.ScaleDotElemType.BF16, tt.ScaleDotElemType.FP16}
+
+
+def lower_dot_scaled(low, op: Operation):
+    kinds = [tt.ScaleDotElemType(op.a_elem_type.value.data), tt.ScaleDotElemType(op.b_elem_type.value.data)]
+    for kind in kinds:
+        if kind not in _SCALED_TYPES:
+            raise low.unsupported(op, f"tt.dot_scaled with {kind.name.lower()} operands")
+    if element_type(op.results[0].type) != _F32:
+        raise low.unsupported(op, "tt.dot_scaled with a non-fp32 result")
+    bf16_compute = tt.ScaleDotElemType.FP16 not in kinds
+    em = low.emitter_before(op)
+    shape = shape_of(op.results[0])
+    batch, (M, N) = shape[:-2], shape[-2:]
+    K = shape_of(op.a)[-1] * (2 if kinds[0] == tt.ScaleDotElemType.E2M1 and op.lhs_k_pack.value.data else 1)
+    a_buf = _pack_scaled(low, em, op.a, op.a_scale, kinds[0], bool(op.lhs_k_pack.value.data), batch + (M, K),
+                         False, bf16_compute)
+    b_buf = _pack_scaled(low, em, op.b, op.b_scale, kinds[1], bool(op.rhs_k_pack.value.data), batch + (K, N),
+                         True, bf16_compute)
+    micro_kernel(low, em, op, a_buf, b_buf, _F32)
+
+
+def _pack_scaled(low, em, value, scale, kind, k_pack, shape, is_rhs, bf16_compute):
+    """A row-major fp32 buffer of the logical operand (`shape`: [.., M, K] or [.., K, N])."""
+    buf = low.alloc_buffer(TensorType(_F32, shape))
+    k_axis = -2 if is_rhs else -1
+    # e2m1 packs two values per byte along K, or along the other matrix axis.
+    pack_axis = (k_axis if k_pack else (-1 if is_rhs else -2)) if kind == tt.ScaleDotElemType.E2M1 else None
+    group = shape[k_axis] // shape_of(scale)[-1] if scale is not None else 0
+
+    def body(e, idx):
+        if pack_axis is None:
+            v = e.value(value, idx, 1)
+            x = v if element_type(value.type) == _F32 else e.emit(arith.ExtFOp(v, _F32))
+        else:
+            d = len(idx) + pack_axis
+            byte = e.value(value, idx[:d] + (e.idx_div_rem(idx[d], 2, 0),) + idx[d + 1:], 1)
+            x = _e2m1_nibble(e, byte, e.idx_div_rem(idx[d], 1, 2))
+        if scale is not None:
+            k, other = idx[k_axis], idx[-1 if is_rhs else -2]
+            s = e.value(scale, idx[:-2] + (other, e.idx_div_rem(k, group, 0)), 1)
+            x = e.emit(arith.MulfOp(x, _e8m0(e, s, bf16_compute)))
+        e.store_buffer(x, buf, idx)
+    low.nest(em, shape, 1, body)
+    return buf
+
+
+def _const(e, v, t):
+    return e.emit(arith.ConstantOp(FloatAttr(v, t) if t == _F32 else IntegerAttr(v, t)))
+
+
+def _e2m1_nibble(e, byte, which):
+    """The fp32 value of nibble `which` (0: low, 1: high; an index) of an i8 byte.
+    Codes 0..7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6; bit 3 is the sign."""
+    b = e.emit(arith.ExtUIOp(byte, i32))
+    shift = e.emit(arith.MuliOp(e.emit(arith.IndexCastOp(e.as_ssa_index(which), i32)), _const(e, 4, i32)))
+    n = e.emit(arith.ShRUIOp(b, shift))
+    code = e.emit(arith.AndIOp(n, _const(e, 7, i32)))
+    ex = e.emit(arith.ShRUIOp(code, _const(e, 1, i32)))
+    m = e.emit(arith.AndIOp(code, _const(e, 1, i32)))
+    normal = e.emit(arith.MulfOp(e.emit(arith.UIToFPOp(e.emit(arith.ShLIOp(
+        e.emit(arith.AddiOp(m, _const(e, 2, i32))), ex)), _F32)), _const(e, 0.25, _F32)))
+    subnormal = e.emit(arith.MulfOp(e.emit(arith.UIToFPOp(m, _F32)), _const(e, 0.5, _F32)))
+    v = e.emit(arith.SelectOp(e.emit(arith.CmpiOp(ex, _const(e, 0, i32), "eq")), subnormal, normal))
+    negative = e.emit(arith.CmpiOp(e.emit(arith.AndIOp(n, _const(e, 8, i32))), _const(e, 0, i32), "ne"))
+    return e.emit(arith.SelectOp(negative, e.emit(arith.NegfOp(v)), v))
+
+
+def _e8m0(e, s, bf16_compute):
+    """2^(s - 127) for an E8M0 scale byte; 255 is NaN."""
+    if not isinstance(s.type, IntegerType):  # a scale given as a float tensor
+        return s if s.type == _F32 else e.emit(arith.ExtFOp(s, _F32))
+    bits = e.emit(arith.ShLIOp(e.emit(arith.ExtUIOp(s, i32)), _const(e, 23, i32)))
+    if bf16_compute:  # byte 0: 2^-127 (an fp32 subnormal), not 0
+        bits = e.emit(arith.MaxUIOp(bits, _const(e, 0x00400000, i32)))
+    scale = e.emit(tcpu.BitcastOp(bits, _F32))
+    nan = _const(e, float("nan"), _F32)
+    return e.emit(arith.SelectOp(e.emit(arith.CmpiOp(s, _const(e, -1, s.type), "eq")), nan, scale))
