@@ -318,3 +318,20 @@ def test_noinline_returning_tensor_and_unsplat():
     tensor_call_kernel[(1,)](x, y, out, flag, N=32)
     torch.testing.assert_close(out, x * 2 + y * 3)
     torch.testing.assert_close(flag, (x * 2 + y * 3).sum().reshape(1))
+
+
+@triton.jit
+def nested_loops_kernel(x_ptr, o_ptr, M, N, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for i in range(0, M):
+        for j in range(0, N):
+            acc += tl.load(x_ptr + (i * N + j) * BLOCK + tl.arange(0, BLOCK))
+    tl.store(o_ptr + tl.arange(0, BLOCK), acc)
+
+
+def test_nested_loops_carrying_one_tensor():
+    """Found in FlagGems' batch norm: the inner loop's init is the outer loop's carried value."""
+    x = torch.randn(2, 3, 16)
+    out = torch.empty(16)
+    nested_loops_kernel[(1,)](x, out, 2, 3, BLOCK=16)
+    torch.testing.assert_close(out, x.sum((0, 1)))

@@ -288,6 +288,16 @@ def test_constexpr_slots_are_dropped(load):
     assert dump(load, sig, 7, 128, None, -3, True) == [7, 2**64 - 3]
 
 
+def test_trailing_constexprs_may_be_omitted(load):
+    """As Triton's own launchers allow (FlagGems re-launches cached kernels that way);
+    a missing non-constexpr argument is still an error."""
+    sig = {"a": "i32", "BLOCK": "constexpr", "b": "i64", "FLAG": "constexpr", "N": "constexpr"}
+    assert dump(load, sig, 7, 128, -3) == [7, 2**64 - 3]
+    assert dump(load, sig, 7, 128, -3, True) == [7, 2**64 - 3]
+    with pytest.raises(ValueError, match="called with 4 arguments, its signature has 7"):
+        dump(load, sig, 7, 128)
+
+
 def test_tuples_are_flattened(load):
     t = torch.zeros(4)
     sig = {"a": "i32", "tup": ("i32", "constexpr", ("*fp32", "fp32"), ()), "C": "constexpr", "z": "i64"}

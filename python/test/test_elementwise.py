@@ -641,3 +641,22 @@ def test_clamp_nan_modes(propagate):
         assert out[nan].isnan().all()
     else:
         assert not out[nan].isnan().any()
+
+
+@triton.jit
+def row_tile_copy_kernel(x_ptr, o_ptr, N, TILE_M: tl.constexpr, TILE_N: tl.constexpr):
+    m = tl.arange(0, TILE_M)
+    n = tl.arange(0, TILE_N)
+    t = tl.load(x_ptr + m[:, None] * N + n[None, :])
+    tl.store(o_ptr + m[:, None] * TILE_N + n[None, :], t)
+
+
+@pytest.mark.parametrize("N", [5, 6, 7, 8, 17])
+def test_rows_at_a_runtime_stride_are_not_assumed_aligned(N):
+    """Row m starts at m * N elements: with N odd or 6, rows are only 4-byte aligned. (The
+    axis analysis gave the broadcast row index arange's divisibility, and the aligned
+    vector load faulted: found in FlagGems' softmax backward and bmm.)"""
+    x = torch.randn(4, N)
+    out = torch.empty(4, 4)
+    row_tile_copy_kernel[(1,)](x, out, N, TILE_M=4, TILE_N=4)
+    assert torch.equal(out, x[:, :4])

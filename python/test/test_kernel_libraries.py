@@ -7,13 +7,12 @@ test of a library that is not importable is skipped, e.g. in CI.
 
     python -m pytest -n 1 python/test/test_kernel_libraries.py
 
-Each case runs in the pytest process; some currently crash the interpreter (SIGSEGV), so use
-pytest-xdist (`-n N`, N >= 1), which reports a crashed worker and goes on.
+Each case runs in the pytest process; run with pytest-xdist (`-n N`, N >= 1) so that a case
+that crashed the process would be reported as a crashed worker and the run would go on.
 """
 
 import importlib.util
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -24,10 +23,7 @@ kl = importlib.util.module_from_spec(_spec)
 sys.modules["kernel_libraries"] = kl
 _spec.loader.exec_module(kl)
 
-# Needs `markers = kernel_libraries: ...` in pytest.ini; until then pytest would warn here.
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
-    pytestmark = pytest.mark.kernel_libraries
+pytestmark = pytest.mark.kernel_libraries
 
 if not any(kl.library_installed(lib) for lib in kl.LIBRARIES):
     pytest.skip(f"kernel libraries not installed in {kl.libs_dir()} (set {kl.LIBS_ENV})",

@@ -171,8 +171,12 @@ class AxisInfoAnalysis:
             return AxisInfo.constant(shape, src.value)
         axis = _int_value(attr(op, "axis"))
         c, d, k = list(src.contiguity), list(src.divisibility), list(src.constancy)
+        # Along the new size-1 dimension every element is its own run: its divisibility is
+        # that of each element, 1 if the values run through consecutive integers anywhere
+        # (e.g. arange(M)[:, None] * N holds odd multiples of N).
+        elem_div = 1 if any(x > 1 for x in c) else max(d, default=1)
         c.insert(axis, 1)
-        d.insert(axis, d[axis - 1] if axis > 0 and d else (d[0] if d else 1))
+        d.insert(axis, elem_div)
         k.insert(axis, 1)
         return AxisInfo(tuple(c), tuple(d), tuple(k))
 

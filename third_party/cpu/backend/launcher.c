@@ -306,6 +306,8 @@ static int convert_args(const arg_ctx *ctx, const char *spec, Py_ssize_t *pos,
       return 0;
     }
     if (j >= n) {
+      if (top < 0) /* omitted trailing constexprs: the caller checked n >= nrequired */
+        return 0;
       Py_ssize_t want = j, depth = 0;
       for (Py_ssize_t p = *pos; spec[p] && !(depth == 0 && spec[p] == ARG_TUPLE_END); ++p) {
         if (depth == 0)
@@ -538,6 +540,8 @@ typedef struct {
   vectorcallfunc vectorcall;
   char *spec;       /* NUL-terminated argument spec */
   Py_ssize_t ntop;  /* Python arguments expected after the 9 fixed ones */
+  Py_ssize_t nrequired; /* ... of which trailing constexprs may be left out (as Triton's own
+                           launchers allow: FlagGems' kernel cache calls them that way) */
   Py_ssize_t nflat; /* kernel arguments after dropping constexprs and flattening */
   PyObject *names;  /* tuple of nflat str */
   PyObject *top_names; /* tuple of ntop str */
@@ -567,7 +571,7 @@ static PyObject *launcher_vectorcall(PyObject *self_obj, PyObject *const *argv, 
 
   arg_ctx ctx = {self->names, self->top_names, self->kernel};
 
-  if (nargs - FIXED_ARGS != self->ntop) {
+  if (nargs - FIXED_ARGS > self->ntop || nargs - FIXED_ARGS < self->nrequired) {
     PyErr_Format(PyExc_ValueError,
                  "kernel '%s' was called with %zd arguments, its signature has %zd",
                  ctx.kernel, nargs - FIXED_ARGS, self->ntop);
@@ -683,14 +687,19 @@ fail:
   return NULL;
 }
 
-/* Checks the spec once so that calls can trust it; returns (ntop, nflat) through out. */
-static int validate_spec(const char *spec, Py_ssize_t len, Py_ssize_t *ntop, Py_ssize_t *nflat) {
+/* Checks the spec once so that calls can trust it; returns through out (ntop, nflat) and
+ * nrequired: ntop without its trailing constexpr arguments, which callers may omit. */
+static int validate_spec(const char *spec, Py_ssize_t len, Py_ssize_t *ntop, Py_ssize_t *nflat,
+                         Py_ssize_t *nrequired) {
   Py_ssize_t depth = 0;
-  *ntop = *nflat = 0;
+  *ntop = *nflat = *nrequired = 0;
   for (Py_ssize_t p = 0; p < len; ++p) {
     char c = spec[p];
-    if (depth == 0 && c != ARG_TUPLE_END)
+    if (depth == 0 && c != ARG_TUPLE_END) {
       ++*ntop;
+      if (c != ARG_CONSTEXPR)
+        *nrequired = *ntop;
+    }
     switch (c) {
     case ARG_TUPLE_BEGIN:
       ++depth;
@@ -725,8 +734,8 @@ static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds
   if (!PyArg_ParseTupleAndKeywords(args, kwds, "y#O!O!s", kwlist, &spec, &len, &PyTuple_Type,
                                    &names, &PyTuple_Type, &top_names, &kernel))
     return NULL;
-  Py_ssize_t ntop, nflat;
-  if (validate_spec(spec, len, &ntop, &nflat))
+  Py_ssize_t ntop, nflat, nrequired;
+  if (validate_spec(spec, len, &ntop, &nflat, &nrequired))
     return NULL;
   if (PyTuple_GET_SIZE(names) != nflat) {
     PyErr_Format(PyExc_ValueError, "%zd names for %zd kernel arguments",
@@ -751,6 +760,7 @@ static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds
   memcpy(self->spec, spec, len);
   self->spec[len] = '\0';
   self->ntop = ntop;
+  self->nrequired = nrequired;
   self->nflat = nflat;
   self->names = Py_NewRef(names);
   self->top_names = Py_NewRef(top_names);

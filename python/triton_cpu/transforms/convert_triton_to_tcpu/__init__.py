@@ -98,7 +98,7 @@ def lower_function(f: Operation, config: Config):
         ready = [op for op in pending if all(not r.uses for r in op.results if is_tensor(r))]
         if not ready:
             break
-        for op in ready:
+        for op in reversed(ready):  # inner loops first: their inits may be outer block arguments
             control_flow.strip_tensors(op)
             pending.remove(op)
         _erase_dead(low, tensor_ops)
