@@ -335,3 +335,20 @@ def test_nested_loops_carrying_one_tensor():
     out = torch.empty(16)
     nested_loops_kernel[(1,)](x, out, 2, 3, BLOCK=16)
     torch.testing.assert_close(out, x.sum((0, 1)))
+
+
+@triton.jit
+def licm_kernel(x_ptr, out_ptr, n, NO_LICM: tl.constexpr):
+    acc = 0.0
+    for i in tl.range(0, n, disable_licm=NO_LICM):
+        acc += tl.load(x_ptr + i)
+    tl.store(out_ptr, acc)
+
+
+@pytest.mark.parametrize("no_licm", [False, True])
+def test_disable_licm_reaches_llvm(no_licm):
+    x = torch.arange(10, dtype=torch.float32)
+    out = torch.empty(1)
+    k = licm_kernel[(1,)](x, out, 10, NO_LICM=no_licm)
+    assert out.item() == 45.0
+    assert ("llvm.licm.disable" in k.asm["llir"]) == no_licm

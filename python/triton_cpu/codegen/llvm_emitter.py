@@ -400,9 +400,22 @@ class FunctionEmitter:
         iv.add_incoming(nxt, latch)
         for p, y in zip(phis, yielded):
             p.add_incoming(y, latch)
-        b.branch(header)
+        self._loop_hints(op, b.branch(header))
         b.position_at_end(exit_)
         return phis
+
+    def _loop_hints(self, op, backedge):
+        """`tl.range(..., disable_licm=True)` / `tl.condition(..., disable_licm=True)` arrive
+        as an `llvm.loop_annotation` attribute (unregistered: its text names a `licm`
+        alias, which Triton 3.9 only emits to disable LICM); it becomes LLVM loop metadata
+        on the back edge."""
+        ann = op.attributes.get("llvm.loop_annotation")
+        if ann is None or "licm" not in str(ann):
+            return
+        m = self.me.module
+        loop = m.add_metadata([None, m.add_metadata([ir.MetaDataString(m, "llvm.licm.disable")])])
+        loop.operands = (loop,) + loop.operands[1:]  # a loop ID refers to itself
+        backedge.set_metadata("llvm.loop", loop)
 
     def op_scf_condition(self, op):
         return None  # read by scf.while
@@ -433,7 +446,7 @@ class FunctionEmitter:
         self.emit_block(after)
         for p, y in zip(phis, (self.v(x) for x in after.last_op.operands)):
             p.add_incoming(y, b.block)
-        b.branch(header)
+        self._loop_hints(op, b.branch(header))
         b.position_at_end(exit_)
         # The condition's values are defined in the header, which dominates the exit.
         return forwarded

@@ -189,6 +189,7 @@ def strip_tensors(op: Operation):
             op.detach_region(r)
         new = scf.IfOp(op.operands[0], [op.results[i].type for i in keep], regions[0],
                        regions[1] if len(regions) > 1 else None)
+    new.attributes.update(op.attributes)  # loop hints (llvm.loop_annotation, tt.num_stages, ...)
     op.parent_block().insert_op_before(new, op)
     for k, i in enumerate(keep):
         op.results[i].replace_all_uses_with(new.results[k])
