@@ -67,6 +67,22 @@ def test_options_accept_what_triton_and_inductor_pass():
     assert torch.equal(out, x + y)
 
 
+def test_options_accept_gpu_vendor_tuning_knobs():
+    """Autotune configs written for NVIDIA or AMD GPUs pass their knobs (upstream tutorial
+    03's AMD configs: matrix_instr_nonkdim, waves_per_eu, kpack): accepted and ignored."""
+    from dataclasses import fields
+    from triton.backends.amd.compiler import HIPOptions
+    from triton.backends.nvidia.compiler import CUDAOptions
+    from triton_cpu.backend.compiler import CPUOptions
+    ours = {f.name for f in fields(CPUOptions)}
+    assert {f.name for f in fields(CUDAOptions)} - ours == set()
+    assert {f.name for f in fields(HIPOptions)} - ours == set()
+    x, y = torch.randn(100), torch.randn(100)
+    out = torch.empty(100)
+    add_kernel[(1,)](x, y, out, 100, BLOCK=128, matrix_instr_nonkdim=16, waves_per_eu=2, kpack=2)
+    assert torch.equal(out, x + y)
+
+
 def test_backend_hash_covers_package_and_host():
     from triton_cpu.backend.compiler import CPUBackend
     from triton_cpu import __version__, llvm

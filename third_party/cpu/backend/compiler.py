@@ -11,7 +11,7 @@ import functools
 import hashlib
 import os
 from dataclasses import dataclass, fields
-from typing import Optional, Tuple
+from typing import Optional, Tuple, Union
 
 from triton.backends.compiler import BaseBackend, GPUTarget, Language
 
@@ -58,6 +58,21 @@ class CPUOptions:
     arch: Optional[str] = None
     instrumentation_mode: str = ""
     fpsan_homomorphic_casts: bool = False
+    # Tuning knobs of the NVIDIA and AMD backends: kernels written for a GPU pass them (e.g.
+    # upstream tutorial 03's AMD autotune configs pass matrix_instr_nonkdim); accepted, ignored.
+    ptx_version: Optional[int] = None
+    ptx_options: Optional[str] = None
+    sched4reg: bool = False
+    enable_reflect_ftz: bool = True
+    clc: bool = False
+    min_shared_mem: Optional[int] = None
+    waves_per_eu: int = 0
+    matrix_instr_nonkdim: int = 0
+    kpack: int = 1
+    allow_flush_denorm: bool = False
+    schedule_hint: str = ""
+    llvm_fn_attrs: Union[str, Tuple[Tuple[str, str], ...]] = ""
+    wgp_cu_mode: str = "wgp"
     # CPU-specific.
     num_threads: int = 0  # threads for one launch; 0: TRITON_CPU_NUM_THREADS / OMP_NUM_THREADS / all cores
     vector_bits: int = 0  # SIMD width the lowering targets; 0: the host's
