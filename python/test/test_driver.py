@@ -669,7 +669,8 @@ def test_driver_is_active_here():
     assert target == GPUTarget("cpu", llvm.host().cpu, 1)
     assert isinstance(target.arch, str) and target.arch
     assert drv.get_active_torch_device() == torch.device("cpu")
-    assert drv.get_current_device() == 0 and drv.get_current_stream() == 0 and drv.get_current_stream(0) == 0
+    assert drv.get_current_device() == torch.cpu.current_device()
+    assert drv.get_current_stream() == 0 and drv.get_current_stream(0) == 0
     assert drv.launcher_cls is D.CPULauncher
     assert isinstance(drv.utils, D.CPUUtils)
     assert drv.get_benchmarker() is triton.testing.do_bench

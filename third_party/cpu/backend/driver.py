@@ -496,7 +496,10 @@ class CPUDriver(DriverBase):
         return torch.device("cpu")
 
     def get_current_device(self):
-        return 0
+        # What torch.cpu.current_device() returns: code that keys Triton's per-device caches
+        # by torch's current device (upstream's tests do) finds the same entry.
+        import torch
+        return torch.cpu.current_device()
 
     def set_current_device(self, device):
         pass
