@@ -1,7 +1,8 @@
 """fp8 types: loads/stores, casts in both directions (every byte, subnormals, RNE ties,
 rtz, NaN, infinity, saturation), abs, tl.dot on fp8 operands, fp8e4b15. Against torch's
-float8 conversions for values in range; out of range, against the documented rule
-(finite values saturate to the largest finite, as NVIDIA's `.satfinite` does)."""
+float8 conversions for values in range; out of range, against the documented rule (values
+beyond the range, infinities included, saturate to the largest finite, as NVIDIA's
+`.satfinite` does and upstream's test_typeconvert_downcast_clamping requires)."""
 import pytest
 import torch
 import triton
@@ -93,11 +94,7 @@ def test_fp8_special_values(fmt):
     to_fp8_kernel[(1,)](x, out, N=8, DT=tl_dt, RTZ=False)
     got = out.view(torch_dt).float()
     assert got[0].isnan()
-    if fmt == "e5m2":
-        assert got[1].item() == float("inf") and got[2].item() == -float("inf")
-    else:
-        assert got[1].isnan() and got[2].isnan()
-    assert got[3:6].tolist() == [big, -big, big]
+    assert got[1:6].tolist() == [big, -big, big, -big, big]  # infinities saturate too
     assert got[6].item() == 0.0 and got[7].item() == 0.0
     if fmt.endswith("fnuz"):
         assert out[6].item() == 0  # no negative zero

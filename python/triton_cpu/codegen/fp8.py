@@ -8,10 +8,9 @@ look inside it:
   * from a wider float: the value is converted to f32 (exact from f16/bf16), rounded to
     the format's grid with integer-free float arithmetic (scale by a power of two, round
     to an integer: to nearest even, or toward zero for `rtz`) and assembled into bits.
-    NaN stays NaN; infinity stays infinity in formats that have one (e5m2) and becomes
-    NaN in those that do not; finite values beyond the largest finite value saturate to
-    it, as NVIDIA's `.satfinite` conversions that Triton uses do. FNUZ formats have no
-    negative zero. From f64 the value is first rounded to f32 (a double rounding that
+    NaN stays NaN; values beyond the largest finite value, infinities included, saturate
+    to it, as NVIDIA's `.satfinite` conversions that Triton uses do (and upstream's
+    test_typeconvert_downcast_clamping requires). FNUZ formats have no negative zero. From f64 the value is first rounded to f32 (a double rounding that
     can differ from a direct conversion in the last bit of a tie).
 
 Formats (exponent bits, mantissa bits, bias, special values):
@@ -67,10 +66,6 @@ class Format:
         if self.kind == "fn":
             return (1 << (self.bits - 1)) - 1
         return ((1 << (self.ebits + 1)) - 1) << (self.mbits - 1)  # quiet NaN
-
-    @property
-    def inf_code(self) -> int | None:
-        return ((1 << self.ebits) - 1) << self.mbits if self.kind == "ieee" else None
 
 
 FORMATS = {
@@ -147,11 +142,7 @@ def from_f32(b: ir.IRBuilder, x: ir.Value, fmt: Format, rtz: bool = False) -> ir
     sign = b.and_(b.lshr(bits, c32(32 - fmt.bits)), c32(1 << (fmt.bits - 1)))
     if fmt.kind == "fnuz":  # no negative zero
         sign = b.select(b.icmp_unsigned("==", code, c32(0)), c32(0), sign)
-    code = b.or_(code, sign)
-    is_inf = b.fcmp_ordered("==", a, cf(float("inf")))
-    special_inf = fmt.inf_code if fmt.inf_code is not None else fmt.nan_code
-    inf_code = b.or_(c32(special_inf), sign) if fmt.inf_code is not None else c32(fmt.nan_code)
-    code = b.select(is_inf, inf_code, code)
+    code = b.or_(code, sign)  # (an infinity is beyond the largest finite: saturated above)
     code = b.select(b.fcmp_unordered("uno", x, x), c32(fmt.nan_code), code)
     return b.trunc(code, i8)
 
