@@ -12,6 +12,8 @@ Semantics chosen where LLVM leaves them undefined (a GPU does not trap):
   - float -> int conversions saturate, NaN -> 0 (as PTX cvt.rzi does).
 bf16 values live in registers as f32 rounded to bf16 precision; they are i16 in memory.
 """
+import struct
+
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import (
     BFloat16Type, DenseIntOrFPElementsAttr, Float16Type, Float32Type, Float64Type, FloatAttr, IndexType,
@@ -498,12 +500,7 @@ class FunctionEmitter:
     @staticmethod
     def round_const(x: float, t) -> float:
         if is_bf16(t):
-            import struct
-            bits = struct.unpack("<I", struct.pack("<f", x))[0]
-            if (bits & 0x7F800000) != 0x7F800000:
-                bits += 0x7FFF + ((bits >> 16) & 1)
-            bits &= 0xFFFF0000
-            return struct.unpack("<f", struct.pack("<I", bits))[0]
+            return struct.unpack("<f", struct.pack("<I", _bf16_bits(x) << 16))[0]
         return x
 
     def _binary(self, op):
@@ -1206,7 +1203,6 @@ class FunctionEmitter:
 
 def _bf16_bits(x: float) -> int:
     """The bf16 pattern of `x`, rounded to nearest even (NaN stays NaN)."""
-    import struct
     b = struct.unpack("<I", struct.pack("<f", x))[0]
     if (b & 0x7F800000) == 0x7F800000 and b & 0x7FFFFF:
         return 0x7FC0
