@@ -39,7 +39,9 @@ def lower_map_elementwise(low, op: Operation):
     if shape[-1] % pack:
         raise low.unsupported(op, f"map_elementwise with pack={pack} over a last dimension of {shape[-1]}")
     module = low.func.parent_op()
-    name = f"{low.kernel}__map_elementwise_{sum(1 for o in module.ops if o.name == 'tt.func')}"
+    prefix = f"{low.kernel}__map_elementwise_"
+    taken = {o.properties["sym_name"].data for o in module.ops if "sym_name" in o.properties}
+    name = next(f"{prefix}{k}" for k in range(1, len(taken) + 2) if f"{prefix}{k}" not in taken)
     outside = _outside_values(op)
     constants = [x for x in outside if isinstance(x.owner, Operation) and x.owner.name == "arith.constant"
                  and not is_tensor(x)]
