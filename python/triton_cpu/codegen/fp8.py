@@ -20,6 +20,7 @@ Formats (exponent bits, mantissa bits, bias, special values):
   f8E5M2FNUZ (fp8e5b16)  5, 2, 16  no inf, no -0; NaN = 1.00000.00
   e2m1 (mxfp4, a nibble) 2, 1, 1   no inf, no NaN
 """
+import functools
 from dataclasses import dataclass
 
 import llvmlite.ir as ir
@@ -55,9 +56,13 @@ class Format:
             return sign * m * 2.0 ** (1 - self.bias - self.mbits)
         return sign * (1 + m / (1 << self.mbits)) * 2.0 ** (e - self.bias)
 
-    @property
+    @functools.cached_property  # (writes the instance __dict__: fine on a frozen dataclass)
     def max_finite(self) -> float:
         return max(abs(v) for v in map(self.decode, range(1 << self.bits)) if v == v and abs(v) != float("inf"))
+
+    @functools.cached_property
+    def max_finite_code(self) -> int:
+        return next(c for c in range(1 << (self.bits - 1)) if self.decode(c) == self.max_finite)
 
     @property
     def nan_code(self) -> int:
@@ -137,8 +142,7 @@ def from_f32(b: ir.IRBuilder, x: ir.Value, fmt: Format, rtz: bool = False) -> ir
                         b.and_(b.lshr(rb, c32(23 - fmt.mbits)), c32((1 << fmt.mbits) - 1)))
     sub_code = b.fptoui(b.fdiv(r, cf(2.0 ** (1 - fmt.bias - fmt.mbits))), i32)
     code = b.select(normal, normal_code, sub_code)
-    max_code = int(_code_of(fmt, fmt.max_finite))
-    code = b.select(b.fcmp_ordered(">", r, cf(fmt.max_finite)), c32(max_code), code)
+    code = b.select(b.fcmp_ordered(">", r, cf(fmt.max_finite)), c32(fmt.max_finite_code), code)
     sign = b.and_(b.lshr(bits, c32(32 - fmt.bits)), c32(1 << (fmt.bits - 1)))
     if fmt.kind == "fnuz":  # no negative zero
         sign = b.select(b.icmp_unsigned("==", code, c32(0)), c32(0), sign)
@@ -154,7 +158,3 @@ def absolute(b: ir.IRBuilder, x: ir.Value, fmt: Format) -> ir.Value:
     if fmt.kind == "fnuz":
         return b.select(b.icmp_unsigned("==", x, sign), x, cleared)
     return cleared
-
-
-def _code_of(fmt: Format, value: float) -> int:
-    return next(c for c in range(1 << (fmt.bits - 1)) if fmt.decode(c) == value)
