@@ -2,45 +2,103 @@
 #define _GNU_SOURCE
 #include "triton_cpu/runtime.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static atomic_int error_flag;
-static char error_text[1024];
+/* ---- Per-launch state: device asserts and bounds violations ---------------------------- */
+
+static tcpu_launch_t fallback_launch; /* kernels run with no launch bound */
+static _Thread_local tcpu_launch_t *bound_launch;
+
+static tcpu_launch_t *current_launch(void) {
+  return bound_launch ? bound_launch : &fallback_launch;
+}
+
+void tcpu_launch_init(tcpu_launch_t *l) {
+  memset(l, 0, sizeof *l);
+  atomic_init(&l->error_state, 0);
+  atomic_init(&l->violations, 0);
+  atomic_init(&l->violation_state, 0);
+}
+
+void tcpu_launch_bind(tcpu_launch_t *l) { bound_launch = l; }
 
 void tcpu_assert_fail(const char *msg, const char *file, int32_t line, const char *func,
                       int32_t px, int32_t py, int32_t pz) {
-  int expected = 0;
+  tcpu_launch_t *l = current_launch();
+  int32_t expected = 0;
   /* First failure wins; later ones (other programs, other threads) are dropped. */
-  if (!atomic_compare_exchange_strong(&error_flag, &expected, 2))
+  if (!atomic_compare_exchange_strong(&l->error_state, &expected, 2))
     return;
-  snprintf(error_text, sizeof error_text,
+  snprintf(l->error_text, sizeof l->error_text,
            "device-side assert triggered: %s:%d: %s: block: [%d, %d, %d] Assertion `%s` failed.",
            file ? file : "<unknown>", (int)line, func ? func : "<unknown>", (int)px, (int)py,
            (int)pz, msg ? msg : "");
-  atomic_store(&error_flag, 1);
+  atomic_store(&l->error_state, 1);
 }
 
-int tcpu_error_pending(void) { return atomic_load(&error_flag) != 0; }
+int tcpu_launch_error_pending(const tcpu_launch_t *l) {
+  return atomic_load((TCPU_ATOMIC(int32_t) *)&l->error_state) != 0;
+}
 
-size_t tcpu_error_message(char *buf, size_t size) {
-  while (atomic_load(&error_flag) == 2) /* writer still formatting */
+size_t tcpu_launch_error_message(tcpu_launch_t *l, char *buf, size_t size) {
+  while (atomic_load(&l->error_state) == 2) /* writer still formatting */
     ;
-  size_t n = strlen(error_text);
+  size_t n = strlen(l->error_text);
   if (buf && size) {
     size_t m = n < size - 1 ? n : size - 1;
-    memcpy(buf, error_text, m);
+    memcpy(buf, l->error_text, m);
     buf[m] = 0;
   }
   return n;
 }
 
+int tcpu_error_pending(void) { return tcpu_launch_error_pending(current_launch()); }
+
+size_t tcpu_error_message(char *buf, size_t size) {
+  return tcpu_launch_error_message(current_launch(), buf, size);
+}
+
 void tcpu_error_clear(void) {
-  error_text[0] = 0;
-  atomic_store(&error_flag, 0);
+  tcpu_launch_t *l = current_launch();
+  l->error_text[0] = 0;
+  atomic_store(&l->error_state, 0);
+}
+
+/* Entries {0, UINTPTR_MAX}: nothing is out of bounds. Kernels index the table with their
+ * argument numbers, so it must be at least as long as the longest argument list the code
+ * generator checks (TCPU_MAX_CHECKED_ARGS in codegen). */
+enum { PERMISSIVE_ENTRIES = 1024 };
+static tcpu_range_t permissive[PERMISSIVE_ENTRIES];
+static pthread_once_t permissive_once = PTHREAD_ONCE_INIT;
+
+static void fill_permissive(void) {
+  for (int i = 0; i < PERMISSIVE_ENTRIES; ++i)
+    permissive[i].hi = UINTPTR_MAX;
+}
+
+const tcpu_range_t *tcpu_bounds_ranges(int32_t nargs) {
+  tcpu_launch_t *l = current_launch();
+  if (l->ranges && nargs <= l->nranges)
+    return l->ranges;
+  pthread_once(&permissive_once, fill_permissive);
+  return permissive;
+}
+
+void tcpu_bounds_fail(int32_t kind, int32_t arg, uintptr_t addr, int32_t elem_bytes,
+                      int64_t lanes, const char *file, int32_t line, int32_t px, int32_t py,
+                      int32_t pz) {
+  tcpu_launch_t *l = current_launch();
+  atomic_fetch_add(&l->violations, lanes);
+  int32_t expected = 0;
+  if (!atomic_compare_exchange_strong(&l->violation_state, &expected, 2))
+    return;
+  l->first = (tcpu_violation_t){kind, arg, addr, elem_bytes, file, line, px, py, pz};
+  atomic_store(&l->violation_state, 1);
 }
 
 /* ---- tt.atomic_poll ----------------------------------------------------------------- */

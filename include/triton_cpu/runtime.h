@@ -84,10 +84,75 @@ int32_t tcpu_atomic_poll(const void *p, int32_t bytes, int64_t expected, int64_t
 /* The monotonic clock in nanoseconds (the start of an atomic_poll's time budget). */
 int64_t tcpu_clock_ns(void);
 
-/* Launcher side: 1 and the message if an assert failed since the last clear. */
+/* ---- Per-launch state ----------------------------------------------------------------
+ *
+ * Everything a launch can report (an assert failure, bounds violations) lives in one
+ * tcpu_launch_t owned by the launcher. Each thread that runs programs of the launch binds
+ * it first (tcpu_launch_bind), so two launches running at the same time (two Python
+ * threads) never see each other's failures. A kernel entered with no launch bound (called
+ * directly, e.g. through ctypes) reports into a process-wide fallback launch. */
+
+/* Byte range [lo, hi) of the storage behind one pointer argument. lo = 0, hi = UINTPTR_MAX:
+ * not checked (the argument is not a pointer, or is a plain int address). */
+typedef struct {
+  uintptr_t lo, hi;
+} tcpu_range_t;
+
+/* Access kinds of a bounds violation. */
+#define TCPU_ACCESS_LOAD 0
+#define TCPU_ACCESS_STORE 1
+#define TCPU_ACCESS_ATOMIC 2
+
+typedef struct {
+  int32_t kind;        /* TCPU_ACCESS_* */
+  int32_t arg;         /* flattened argument the pointer derives from */
+  uintptr_t addr;      /* the first violating lane's address */
+  int32_t elem_bytes;  /* the access's element size */
+  const char *file;    /* kernel source location of the access */
+  int32_t line;
+  int32_t px, py, pz;  /* program id */
+} tcpu_violation_t;
+
+/* C++ (native.cpp) only passes tcpu_launch_t around; its atomics are C11's. */
+#ifdef __cplusplus
+#define TCPU_ATOMIC(T) T
+#else
+#define TCPU_ATOMIC(T) _Atomic T
+#endif
+
+typedef struct {
+  TCPU_ATOMIC(int32_t) error_state;   /* 0 none, 2 being written, 1 recorded */
+  char error_text[1024];
+  /* Bounds-checked kernels: ranges[i] for flattened argument i (nranges of them). */
+  const tcpu_range_t *ranges;
+  int32_t nranges;
+  TCPU_ATOMIC(int64_t) violations;    /* lanes that failed a check */
+  TCPU_ATOMIC(int32_t) violation_state; /* 0 none, 2 being written, 1 recorded */
+  tcpu_violation_t first;
+} tcpu_launch_t;
+
+/* Zeroes `l` (no error, no ranges: every access unchecked). */
+void tcpu_launch_init(tcpu_launch_t *l);
+/* Makes `l` the launch the calling thread's programs report into; NULL unbinds. */
+void tcpu_launch_bind(tcpu_launch_t *l);
+
+/* Bounds-checked kernels, once per program: the range table of the bound launch, with at
+ * least `nargs` entries (a permissive table when the launch has none). */
+const tcpu_range_t *tcpu_bounds_ranges(int32_t nargs);
+/* Records `lanes` violating lanes of one access; the first violation of the launch is kept
+ * with its details. The access itself is then performed without those lanes. */
+void tcpu_bounds_fail(int32_t kind, int32_t arg, uintptr_t addr, int32_t elem_bytes,
+                      int64_t lanes, const char *file, int32_t line, int32_t px, int32_t py,
+                      int32_t pz);
+
+/* Launcher side, on the calling thread's current launch (the bound one, else the
+ * fallback): 1 and the message if an assert failed since the last clear. */
 int tcpu_error_pending(void);
 size_t tcpu_error_message(char *buf, size_t size);
 void tcpu_error_clear(void);
+/* The same for one given launch. */
+int tcpu_launch_error_pending(const tcpu_launch_t *l);
+size_t tcpu_launch_error_message(tcpu_launch_t *l, char *buf, size_t size);
 
 /* Per-thread scratch arena for materialized tensors too large for the stack.
  * Returns a 64-byte aligned buffer of at least `bytes`, valid until the next call

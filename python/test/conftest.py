@@ -8,6 +8,17 @@ import pytest
 # Keep every test process on few threads: CI has 2 cores and runs pytest-xdist.
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
+
+def pytest_addoption(parser):
+    parser.addoption("--bounds-check", action="store_true",
+                     help="compile every kernel in the bounds-checked mode (TRITON_CPU_BOUNDS_CHECK=1): "
+                          "the suite must pass unchanged, i.e. no false report")
+
+
+def pytest_configure(config):
+    if config.getoption("--bounds-check"):
+        os.environ["TRITON_CPU_BOUNDS_CHECK"] = "1"
+
 _BATCH_CHILD = r"""
 import importlib.util, os, sys
 import torch

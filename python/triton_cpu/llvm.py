@@ -90,6 +90,10 @@ def to_shared_object(name: str, asm_text: str, h: Host) -> bytes:
             f.write(asm_text)
         cmd = [cc, "-shared", "-fPIC", "-o", out, src, f"-L{RUNTIME_DIR}", f"-Wl,-rpath,{RUNTIME_DIR}",
                "-lTritonCPURuntime", "-lmvec", "-lm"]
+        if "\t.loc\t" in asm_text:
+            # Line tables (codegen/debug_info.py): LLVM writes `.file N "dir" "name"`, which
+            # GNU as reads only in its DWARF 5 mode.
+            cmd.insert(1, "-Wa,--gdwarf-5")
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
             raise RuntimeError(f"linking kernel {name} failed:\n{' '.join(cmd)}\n{res.stderr}")

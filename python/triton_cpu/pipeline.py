@@ -1,7 +1,7 @@
 """The compiler's middle and back end, as the backend's stages call them.
 
 ttir_to_ttcir: TTIR text -> TritonCPU IR (xDSL module), through the passes of
-    TTCIR_PASSES in order;
+    `ttcir_passes` in order (insert-bounds-checks only in the bounds-checked mode);
 ttcir_to_llir: TritonCPU IR -> LLVM IR text, optimized with LLVM O3 for the host.
 """
 from xdsl.passes import PassPipeline
@@ -10,11 +10,13 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from triton_cpu import llvm
 from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
+from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
 
 
-def ttcir_passes(vector_bits: int):
+def ttcir_passes(vector_bits: int, bounds_check: bool = False):
     return [
         ConvertTritonToTCPU(vector_bits=vector_bits),
+        *([InsertBoundsChecks()] if bounds_check else []),
         CommonSubexpressionElimination(),
         DeadCodeElimination(),
     ]
@@ -38,7 +40,8 @@ def ttir_to_ttcir(ttir_text: str, options, host):
     module = parse_ttir(ttir_text)
     name = kernel_name(module)
     ctx = make_context()
-    PassPipeline(tuple(ttcir_passes(vector_bits(options, host)))).apply(ctx, module)
+    passes = ttcir_passes(vector_bits(options, host), getattr(options, "bounds_check", False))
+    PassPipeline(tuple(passes)).apply(ctx, module)
     return module, name
 
 
@@ -63,5 +66,5 @@ def ttcir_to_llir(module, options, host) -> str:
     if isinstance(module, str):
         from triton_cpu.dialects.ttir import parse_ttir
         module = parse_ttir(module)
-    text = emit_llvm(module, kernel_name(module), vector_bits(options, host))
+    text = emit_llvm(module, kernel_name(module), vector_bits(options, host), getattr(options, "line_info", False))
     return llvm.optimize(text, host)

@@ -37,7 +37,7 @@ tt.func public @cas(%p: !tt.ptr<i32>, %q: !tt.ptr<i32>) {
 // CHECK: %[[NOW:.*]] = "tcpu.clock"() : () -> i64
 // CHECK: %[[DEADLINE:.*]] = arith.addi %[[NOW]], %{{.*}} : i64
 // CHECK: scf.for
-// CHECK: "tcpu.atomic_poll"(%{{.*}}, %{{.*}}, %[[DEADLINE]]) <{acquire = true}>
+// CHECK: "tcpu.atomic_poll"(%{{.*}}, %{{.*}}, %[[DEADLINE]]) <{acquire = true
 // CHECK: memref.store
 tt.func public @poll(%p: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %t: i64) {
   %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>

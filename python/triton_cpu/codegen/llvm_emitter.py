@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import attr as _attr
+from triton_cpu.codegen.debug_info import DebugInfo
 from triton_cpu.codegen import cgutils as cg, fp8
 from triton_cpu.codegen.math_lib import _LIBMVEC, INTRINSICS, MATH_OPS, MathLib
 from triton_cpu.errors import UnsupportedError
@@ -48,10 +49,11 @@ def elem_of(t):
 
 
 class ModuleEmitter:
-    def __init__(self, name: str, vector_bits: int):
+    def __init__(self, name: str, vector_bits: int, line_info: bool = False):
         self.module = ir.Module(name=name)
         self.math = MathLib(vector_bits)
         self._strings = {}
+        self.debug = DebugInfo(self.module) if line_info else None
 
     # -- types --------------------------------------------------------------
     def scalar_type(self, t, memory: bool = False) -> ir.Type:
@@ -173,7 +175,11 @@ class FunctionEmitter:
         for la, n in zip(self.pids, PID_ARGS):
             la.name = n
         self.builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        self.dbg = me.debug.subprogram(fn, self.name, self.op) if me.debug else None
+        if self.dbg:
+            self.builder.debug_metadata = self.dbg.entry
         self.allocate_buffers()
+        self.load_bounds_table()
         # Unstructured control flow (cf.br/cf.cond_br, e.g. an early return): one basic
         # block per block, its arguments as phis.
         self.blocks = {}
@@ -236,6 +242,76 @@ class FunctionEmitter:
             base = b.call(fn, [ir.Constant(cg.I64, offset)])
             for op, off in scratch:
                 self.values[op.results[0]] = b.gep(base, [ir.Constant(cg.I64, off)], source_etype=cg.I8)
+
+    # -- bounds-checked mode (transforms/insert_bounds_checks.py) ----------------
+    _ACCESS_KINDS = {"load": 0, "store": 1, "atomic": 2}  # TCPU_ACCESS_* of runtime.h
+    MAX_CHECKED_ARGS = 1024  # the runtime's permissive table is this long (runtime.c)
+
+    def load_bounds_table(self):
+        """Once per program: [lo, hi) of each kernel argument that a check refers to,
+        from the launch's table (tcpu_bounds_ranges)."""
+        self.bounds = {}
+        args = sorted({int(a) for op in self.op.walk() if op.name == "tcpu.bounds_check"
+                       for a in op.args.get_values()})
+        if not args:
+            return
+        if args[-1] >= self.MAX_CHECKED_ARGS:
+            raise UnsupportedError.at(self.op, self.name, f"bounds checks on more than {self.MAX_CHECKED_ARGS} "
+                                      "kernel arguments")
+        b = self.builder
+        fn = cg.declare(self.me.module, "tcpu_bounds_ranges", cg.PTR, [cg.I32])
+        table = b.call(fn, [ir.Constant(cg.I32, args[-1] + 1)])
+        for a in args:
+            lo = b.load(b.gep(table, [ir.Constant(cg.I64, 2 * a)], source_etype=cg.I64), typ=cg.I64)
+            hi = b.load(b.gep(table, [ir.Constant(cg.I64, 2 * a + 1)], source_etype=cg.I64), typ=cg.I64)
+            self.bounds[a] = (lo, hi)
+
+    def op_tcpu_bounds_check(self, op):
+        """The active lanes whose [address, address + elem_bytes) lies in the storage of one
+        of the op's arguments; the others are reported (count, first address) to the launch."""
+        b = self.builder
+        lanes, eb = op.lanes.value.data, op.elem_bytes.value.data
+        args = [int(a) for a in op.args.get_values()]
+        ptr = self.v(op.ptr)
+        if isinstance(ptr.type, ir.VectorType):
+            n = ptr.type.count
+            addrs = b.ptrtoint(ptr, ir.VectorType(cg.I64, n))
+        else:
+            n = lanes
+            addrs = b.ptrtoint(ptr, cg.I64)
+            if n > 1:
+                step = ir.Constant(ir.VectorType(cg.I64, n), [k * eb for k in range(n)])
+                addrs = b.add(cg.splat(b, addrs, n), step)
+        vec = n > 1
+        t = ir.VectorType(cg.I64, n) if vec else cg.I64
+        ok = None
+        for a in args:
+            lo, hi = self.bounds[a]
+            if vec:
+                lo, hi = cg.splat(b, lo, n), cg.splat(b, hi, n)
+            # addr >= lo, addr < hi and hi - addr >= elem_bytes (no overflow at either end).
+            inside = b.and_(b.and_(b.icmp_unsigned(">=", addrs, lo), b.icmp_unsigned("<", addrs, hi)),
+                            b.icmp_unsigned(">=", b.sub(hi, addrs), cg.const(t, eb)))
+            ok = inside if ok is None else b.or_(ok, inside)
+        arg = args[0]
+        active = self.v(op.mask) if op.mask is not None else None
+        bad = b.not_(ok) if active is None else b.and_(active, b.not_(ok))
+        any_bad = cg.call_intrinsic(b, "llvm.vector.reduce.or", [bad.type], cg.I1, [bad]) if vec else bad
+        with b.if_then(any_bad, likely=False):
+            if vec:
+                bits = b.bitcast(bad, ir.IntType(n))
+                count = cg.call_intrinsic(b, "llvm.ctpop", [bits.type], bits.type, [bits])
+                first = cg.call_intrinsic(b, "llvm.cttz", [bits.type], bits.type, [bits, ir.Constant(cg.I1, 1)])
+                addr = b.extract_element(addrs, first)
+                count = b.zext(count, cg.I64) if n < 64 else count
+            else:
+                count, addr = ir.Constant(cg.I64, 1), addrs
+            fail = cg.declare(self.me.module, "tcpu_bounds_fail", cg.VOID,
+                              [cg.I32, cg.I32, cg.I64, cg.I32, cg.I64, cg.PTR, cg.I32, cg.I32, cg.I32, cg.I32])
+            b.call(fail, [ir.Constant(cg.I32, self._ACCESS_KINDS[op.kind.data]), ir.Constant(cg.I32, arg), addr,
+                          ir.Constant(cg.I32, eb), count, self.me.cstring(op.file.data),
+                          ir.Constant(cg.I32, op.line.value.data), *self.pids[:3]])
+        return ok if active is None else b.and_(active, ok)
 
     def op_memref_alloca(self, op):
         return self.values[op.results[0]]
@@ -309,6 +385,10 @@ class FunctionEmitter:
         return self.values[value]
 
     def emit_op(self, op: Operation):
+        if self.dbg:
+            loc = self.dbg.location(op)
+            if loc is not None:
+                self.builder.debug_metadata = loc
         name = op.name
         handler = getattr(self, "op_" + name.replace(".", "_"), None)
         if handler is not None:
@@ -971,6 +1051,22 @@ class FunctionEmitter:
         return r
 
     def op_tcpu_atomic_cas(self, op):
+        if op.mask is None:
+            return self._atomic_cas(op)
+        b = self.builder
+        t = self.me.type(op.val.type)
+        with b.if_else(self.v(op.mask)) as (then, otherwise):
+            with then:
+                old = self._atomic_cas(op)
+                then_bb = b.block
+            with otherwise:
+                else_bb = b.block
+        r = b.phi(t)
+        r.add_incoming(old, then_bb)
+        r.add_incoming(cg.const(t, 0), else_bb)
+        return r
+
+    def _atomic_cas(self, op):
         b = self.builder
         ptr, cmp, val = self.v(op.ptr), self.v(op.cmp), self.v(op.val)
         t = val.type
@@ -992,6 +1088,21 @@ class FunctionEmitter:
         return self.builder.call(cg.declare(self.me.module, "tcpu_clock_ns", cg.I64, []), [])
 
     def op_tcpu_atomic_poll(self, op):
+        if op.mask is None:
+            return self._atomic_poll(op)
+        b = self.builder
+        with b.if_else(self.v(op.mask)) as (then, otherwise):
+            with then:
+                ok = self._atomic_poll(op)
+                then_bb = b.block
+            with otherwise:
+                else_bb = b.block
+        r = b.phi(cg.I1)
+        r.add_incoming(ok, then_bb)
+        r.add_incoming(ir.Constant(cg.I1, 1), else_bb)
+        return r
+
+    def _atomic_poll(self, op):
         b = self.builder
         expected = self.v(op.expected)
         fn = cg.declare(self.me.module, "tcpu_atomic_poll", cg.I32, [cg.PTR, cg.I32, cg.I64, cg.I64, cg.I32])
@@ -1232,7 +1343,8 @@ def _fabs(b, x):
     return cg.call_intrinsic(b, "llvm.fabs", [x.type], x.type, [x])
 
 
-def emit_llvm(module_op, name: str, vector_bits: int) -> str:
-    me = ModuleEmitter(name, vector_bits)
+def emit_llvm(module_op, name: str, vector_bits: int, line_info: bool = False) -> str:
+    """LLVM IR text of a TritonCPU module; `line_info`: with DWARF line tables."""
+    me = ModuleEmitter(name, vector_bits, line_info)
     me.emit_module(module_op)
     return str(me.module)

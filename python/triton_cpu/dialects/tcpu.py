@@ -269,17 +269,20 @@ class AtomicRMWOp(IRDLOperation):
 
 @irdl_op_definition
 class AtomicCASOp(IRDLOperation):
-    """Atomic compare-and-swap of one element; returns the old value."""
+    """Atomic compare-and-swap of one element; returns the old value (0 when the optional
+    `mask` is false: then memory is not touched)."""
     name = "tcpu.atomic_cas"
     ptr = operand_def()
     cmp = operand_def()
     val = operand_def()
+    mask = opt_operand_def()
     ordering = prop_def(StringAttr)
     result = result_def()
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
-    def __init__(self, ptr, cmp, val, ordering: str):
-        super().__init__(operands=[ptr, cmp, val], result_types=[val.type],
+    def __init__(self, ptr, cmp, val, ordering: str, mask=None):
+        super().__init__(operands=[ptr, cmp, val, [mask] if mask is not None else []], result_types=[val.type],
                          properties={"ordering": StringAttr(ordering)})
 
 
@@ -302,19 +305,53 @@ class AtomicPollOp(IRDLOperation):
     ptr = operand_def()
     expected = operand_def()
     deadline = operand_def(IntegerType)
+    mask = opt_operand_def()  # false: memory is not read, the result is true
     acquire = prop_def(BoolAttr)
     result = result_def(IntegerType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
-    def __init__(self, ptr, expected, deadline, acquire: bool):
-        super().__init__(operands=[ptr, expected, deadline], result_types=[IntegerType(1)],
+    def __init__(self, ptr, expected, deadline, acquire: bool, mask=None):
+        super().__init__(operands=[ptr, expected, deadline, [mask] if mask is not None else []],
+                         result_types=[IntegerType(1)],
                          properties={"acquire": BoolAttr.from_bool(acquire)})
+
+
+@irdl_op_definition
+class BoundsCheckOp(IRDLOperation):
+    """Bounds-checked mode: the lanes of one access to user memory that are active (`mask`,
+    all when absent) and inside the storage of one of the kernel arguments `args` the
+    pointer may derive from. Violating lanes are reported to the launch (kind,
+    `file`:`line`, the first lane's address, how many, and `args[0]` as the argument) and
+    left out of the result, which becomes the access's mask.
+
+    `ptr` is a pointer (one element, or `lanes` contiguous elements from it when
+    `lanes` > 1) or a vector of pointers (one element per lane); each element is
+    `elem_bytes` long. The result has one i1 per lane."""
+    name = "tcpu.bounds_check"
+    ptr = operand_def()
+    mask = opt_operand_def()
+    kind = prop_def(StringAttr)  # load, store, atomic
+    args = prop_def(DenseArrayBase)
+    lanes = prop_def(IntegerAttr)
+    elem_bytes = prop_def(IntegerAttr)
+    file = prop_def(StringAttr)
+    line = prop_def(IntegerAttr)
+    result = result_def()
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, ptr, mask, kind: str, args, lanes: int, elem_bytes: int, file: str, line: int):
+        rtype = IntegerType(1) if lanes == 1 else VectorType(IntegerType(1), [lanes])
+        super().__init__(operands=[ptr, [mask] if mask is not None else []], result_types=[rtype], properties={
+            "kind": StringAttr(kind), "args": DenseArrayBase.from_list(i32, list(args)), "lanes": _int_attr(lanes),
+            "elem_bytes": _int_attr(elem_bytes), "file": StringAttr(file), "line": _int_attr(line)})
 
 
 TCPU = Dialect(
     "tcpu",
     [ProgramIdOp, NumProgramsOp, IotaOp, AddPtrOp, PtrToIntOp, IntToPtrOp, BitcastOp, FpToFpOp,
      MulhiUIOp, ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp, PrintOp,
-     AssertOp, AtomicRMWOp, AtomicCASOp, ClockOp, AtomicPollOp],
+     AssertOp, AtomicRMWOp, AtomicCASOp, ClockOp, AtomicPollOp, BoundsCheckOp],
     [],
 )

@@ -14,7 +14,8 @@ def available_passes():
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
     from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
-    passes = [ConvertTritonToTCPU, CommonSubexpressionElimination, DeadCodeElimination]
+    from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
+    passes = [ConvertTritonToTCPU, InsertBoundsChecks, CommonSubexpressionElimination, DeadCodeElimination]
     return {p.name: (lambda p=p: p) for p in passes}
 
 

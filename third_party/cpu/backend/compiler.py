@@ -76,6 +76,12 @@ class CPUOptions:
     # CPU-specific.
     num_threads: int = 0  # threads for one launch; 0: TRITON_CPU_NUM_THREADS / OMP_NUM_THREADS / all cores
     vector_bits: int = 0  # SIMD width the lowering targets; 0: the host's
+    # Check every access to user memory against the launch's tensor storages (README,
+    # "Bounds checks"); default: the TRITON_CPU_BOUNDS_CHECK environment variable.
+    bounds_check: bool = False
+    # DWARF line tables from the kernel's source lines (gdb, perf); default: on unless
+    # Triton's TRITON_DISABLE_LINE_INFO knob is set, as for the GPU backends.
+    line_info: bool = True
 
     def __post_init__(self):
         object.__setattr__(self, "extern_libs", tuple(dict(self.extern_libs or {}).items()))
@@ -111,6 +117,10 @@ class CPUBackend(BaseBackend):
         if "enable_fp_fusion" not in args:
             args["enable_fp_fusion"] = knobs.language.default_fp_fusion
         args.setdefault("arch", self.host.cpu)
+        if "line_info" not in args:
+            args["line_info"] = not knobs.compilation.disable_line_info
+        if "bounds_check" not in args:
+            args["bounds_check"] = os.environ.get("TRITON_CPU_BOUNDS_CHECK", "0").lower() in ("1", "true", "on", "yes")
         if "supported_fp8_dtypes" in args:
             args["supported_fp8_dtypes"] = tuple(args["supported_fp8_dtypes"])
         if "allowed_dot_input_precisions" in args:
@@ -118,7 +128,7 @@ class CPUBackend(BaseBackend):
         return CPUOptions(**args)
 
     def pack_metadata(self, metadata):
-        return (metadata.num_threads, metadata.name)
+        return (metadata.num_threads, metadata.name, bool(getattr(metadata, "bounds_check", False)))
 
     def get_codegen_implementation(self, options):
         from triton_cpu.language.custom_types import convert_custom_types
@@ -155,9 +165,10 @@ class CPUBackend(BaseBackend):
         from triton_cpu.errors import UnsupportedError
         from triton_cpu.pipeline import buffer_bytes, ttir_to_ttcir
         # Source locations cost a third of the parse time: read them only when the code
-        # needs them (asserts name file:line) or to point an error at its line.
+        # needs them (line tables, bounds checks, asserts name file:line) or to point an
+        # error at its line.
         bare = mod.str_nodebug()
-        if "tt.assert" in bare:
+        if options.line_info or options.bounds_check or "tt.assert" in bare:
             module, name = ttir_to_ttcir(str(mod), options, host)
         else:
             try:

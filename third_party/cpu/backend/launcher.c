@@ -24,6 +24,7 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,7 @@ typedef union {
 
 static PyObject *str_data_ptr;
 static PyObject *str_calls;
+static PyObject *str_untyped_storage, *str_nbytes, *str_dtype, *str_numel, *str_element_size;
 /* triton.knobs.HookChain, registered from Python: an empty chain is skipped without a
  * Python call, which matters because the stock runtime passes the (usually empty)
  * chains on every launch. */
@@ -77,6 +79,8 @@ typedef struct {
   PyObject *names;     /* str per flattened kernel argument, for error messages */
   PyObject *top_names; /* str per Python argument */
   const char *kernel;
+  PyObject **objs;     /* bounds-checked launches: the Python object of each flattened
+                          argument (borrowed), else NULL */
 } arg_ctx;
 
 static const char *name_at(PyObject *names, Py_ssize_t i) {
@@ -227,6 +231,8 @@ static int convert_scalar(const arg_ctx *ctx, Py_ssize_t i, char code, PyObject 
   slot->u64 = 0;
   switch (code) {
   case ARG_PTR:
+    if (ctx->objs)
+      ctx->objs[i] = obj;
     return convert_pointer(ctx, i, obj, slot);
   case ARG_BOOL: {
     int t = PyObject_IsTrue(obj);
@@ -350,11 +356,13 @@ typedef struct {
   void **args;
   int32_t gx, gy, gz;
   int64_t total;
+  tcpu_launch_t *launch; /* what the programs report into (asserts, bounds violations) */
 } grid_t;
 
 /* Programs [begin, end) in linear order, x fastest; the coordinates are stepped rather
  * than divided out per program because tiny programs are common. */
 static void run_programs(const grid_t *g, int64_t begin, int64_t end) {
+  tcpu_launch_bind(g->launch);
   int64_t plane = (int64_t)g->gx * g->gy;
   int32_t z = (int32_t)(begin / plane);
   int64_t r = begin % plane;
@@ -370,6 +378,7 @@ static void run_programs(const grid_t *g, int64_t begin, int64_t end) {
       }
     }
   }
+  tcpu_launch_bind(NULL);
 }
 
 /* Program range of chunk `id` of `n`: contiguous, sizes differing by at most one, like
@@ -533,6 +542,162 @@ static int call_hook(PyObject *hook, PyObject *launch_metadata) {
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* Bounds-checked launches (kernels compiled with bounds_check)                          */
+
+static PyObject *call_method0(PyObject *obj, PyObject *name) {
+  PyObject *callargs[1] = {obj};
+  return PyObject_VectorcallMethod(name, callargs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+/* An int result of obj.name(), or -1 with no Python error set when there is none. */
+static long long int_method(PyObject *obj, PyObject *name) {
+  PyObject *r = call_method0(obj, name);
+  if (!r) {
+    PyErr_Clear();
+    return -1;
+  }
+  long long v = PyLong_Check(r) ? PyLong_AsLongLong(r) : -1;
+  Py_DECREF(r);
+  if (v == -1 && PyErr_Occurred())
+    PyErr_Clear();
+  return v;
+}
+
+/* The storage behind a tensor argument: [data_ptr, data_ptr + nbytes) of
+ * obj.untyped_storage(). 0 when obj has none (then its accesses are not checked). */
+static int storage_range(PyObject *obj, tcpu_range_t *r) {
+  PyObject *st = call_method0(obj, str_untyped_storage);
+  if (!st) {
+    PyErr_Clear();
+    return 0;
+  }
+  long long base = int_method(st, str_data_ptr), n = int_method(st, str_nbytes);
+  Py_DECREF(st);
+  if (base < 0 || n < 0)
+    return 0;
+  r->lo = (uintptr_t)base;
+  r->hi = (uintptr_t)base + (uintptr_t)n;
+  return 1;
+}
+
+/* Fills ranges[i] for each flattened argument: tensors by their storage, None as an empty
+ * range (every access through it is reported), anything else unchecked. */
+static void fill_ranges(PyObject **objs, const char *spec, Py_ssize_t nflat,
+                        tcpu_range_t *ranges) {
+  Py_ssize_t k = 0;
+  for (const char *c = spec; *c && k < nflat; ++c) {
+    if (*c == ARG_CONSTEXPR || *c == ARG_TUPLE_BEGIN || *c == ARG_TUPLE_END)
+      continue;
+    tcpu_range_t *r = &ranges[k];
+    r->lo = 0;
+    r->hi = UINTPTR_MAX;
+    if (*c == ARG_PTR && objs[k]) {
+      PyObject *obj = objs[k];
+      if (obj == Py_None)
+        r->hi = 0;
+      else if (!PyLong_Check(obj))
+        storage_range(obj, r);
+    }
+    ++k;
+  }
+}
+
+static const char *access_name(int32_t kind) {
+  return kind == TCPU_ACCESS_STORE ? "store" : kind == TCPU_ACCESS_ATOMIC ? "atomic" : "load";
+}
+
+static const char *base_name(const char *path) {
+  const char *slash = path ? strrchr(path, '/') : NULL;
+  return slash ? slash + 1 : path ? path : "<unknown>";
+}
+
+/* "float32 tensor of 4096 elements" (and its storage's size when larger), or the type. */
+static PyObject *describe_argument(PyObject *obj) {
+  if (obj == Py_None)
+    return PyUnicode_FromString("None: a null pointer");
+  PyObject *dtype = PyObject_GetAttr(obj, str_dtype);
+  long long numel = int_method(obj, str_numel), esize = int_method(obj, str_element_size);
+  if (!dtype || numel < 0) {
+    PyErr_Clear();
+    Py_XDECREF(dtype);
+    return PyUnicode_FromFormat("%.200s", Py_TYPE(obj)->tp_name);
+  }
+  PyObject *dstr = PyObject_Str(dtype);
+  Py_DECREF(dtype);
+  if (!dstr)
+    return NULL;
+  const char *d = PyUnicode_AsUTF8(dstr);
+  if (!d) {
+    Py_DECREF(dstr);
+    return NULL;
+  }
+  if (strncmp(d, "torch.", 6) == 0)
+    d += 6;
+  tcpu_range_t r;
+  PyObject *out;
+  if (esize > 0 && storage_range(obj, &r) && r.hi - r.lo != (uintptr_t)(numel * esize))
+    out = PyUnicode_FromFormat("%s tensor of %lld elements, in a storage of %zu bytes", d, numel,
+                               (size_t)(r.hi - r.lo));
+  else
+    out = PyUnicode_FromFormat("%s tensor of %lld element%s", d, numel, numel == 1 ? "" : "s");
+  Py_DECREF(dstr);
+  return out;
+}
+
+/* The RuntimeError text for a launch's bounds violations (see README, "Bounds checks"). */
+static PyObject *violation_message(const tcpu_launch_t *l, const char *kernel, PyObject *names,
+                                   PyObject **objs, const tcpu_range_t *ranges,
+                                   Py_ssize_t nflat) {
+  const tcpu_violation_t *v = &l->first;
+  long long count = (long long)atomic_load((TCPU_ATOMIC(int64_t) *)&l->violations);
+  PyObject *where = PyUnicode_FromFormat(
+      "out-of-bounds %s in kernel '%s' at %s:%d, program (%d, %d, %d): ", access_name(v->kind),
+      kernel, base_name(v->file), (int)v->line, (int)v->px, (int)v->py, (int)v->pz);
+  if (!where)
+    return NULL;
+  PyObject *what;
+  if (v->arg >= 0 && v->arg < nflat && objs[v->arg]) {
+    PyObject *obj = objs[v->arg];
+    const tcpu_range_t *r = &ranges[v->arg];
+    PyObject *desc = describe_argument(obj);
+    if (!desc) {
+      Py_DECREF(where);
+      return NULL;
+    }
+    long long data = obj == Py_None ? 0 : int_method(obj, str_data_ptr);
+    long long delta = (long long)(v->addr - (uintptr_t)(data < 0 ? 0 : data));
+    long long esize = v->elem_bytes > 0 ? v->elem_bytes : 1;
+    long long offset = delta >= 0 ? delta / esize : -((-delta + esize - 1) / esize);
+    char side[96];
+    if (obj == Py_None)
+      snprintf(side, sizeof side, "address %p", (void *)v->addr);
+    else if (v->addr >= r->hi)
+      snprintf(side, sizeof side, "%llu bytes past its end", (unsigned long long)(v->addr - r->hi));
+    else if (v->addr < r->lo)
+      snprintf(side, sizeof side, "%llu bytes before its start",
+               (unsigned long long)(r->lo - v->addr));
+    else
+      snprintf(side, sizeof side, "the element straddles its end");
+    what = PyUnicode_FromFormat("element offset %lld of argument '%s' (%U, %s)", offset,
+                                name_at(names, v->arg), desc, side);
+    Py_DECREF(desc);
+  } else {
+    what = PyUnicode_FromFormat("address %p (%d-byte %s)", (void *)v->addr, (int)v->elem_bytes,
+                                access_name(v->kind));
+  }
+  if (!what) {
+    Py_DECREF(where);
+    return NULL;
+  }
+  PyObject *msg = count > 1
+      ? PyUnicode_FromFormat("%U%U; first of %lld violations", where, what, count)
+      : PyUnicode_FromFormat("%U%U; 1 violation", where, what);
+  Py_DECREF(where);
+  Py_DECREF(what);
+  return msg;
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* The Launcher type                                                                     */
 
 typedef struct {
@@ -569,7 +734,7 @@ static PyObject *launcher_vectorcall(PyObject *self_obj, PyObject *const *argv, 
   PyObject *packed_metadata = argv[5], *launch_metadata = argv[6];
   PyObject *enter_hook = argv[7], *exit_hook = argv[8];
 
-  arg_ctx ctx = {self->names, self->top_names, self->kernel};
+  arg_ctx ctx = {self->names, self->top_names, self->kernel, NULL};
 
   if (nargs - FIXED_ARGS > self->ntop || nargs - FIXED_ARGS < self->nrequired) {
     PyErr_Format(PyExc_ValueError,
@@ -604,18 +769,34 @@ static PyObject *launcher_vectorcall(PyObject *self_obj, PyObject *const *argv, 
   int threads;
   if (resolve_threads(packed_metadata, &threads))
     return NULL;
+  int bounds_check = 0;
+  if (PyTuple_Check(packed_metadata) && PyTuple_GET_SIZE(packed_metadata) > 2) {
+    bounds_check = PyObject_IsTrue(PyTuple_GET_ITEM(packed_metadata, 2));
+    if (bounds_check < 0)
+      return NULL;
+  }
 
   slot_t inline_slots[INLINE_SLOTS];
   void *inline_ptrs[INLINE_SLOTS];
+  PyObject *inline_objs[INLINE_SLOTS];
+  tcpu_range_t inline_ranges[INLINE_SLOTS];
   slot_t *slots = inline_slots;
   void **ptrs = inline_ptrs;
+  PyObject **objs = inline_objs;
+  tcpu_range_t *ranges = inline_ranges;
   if (self->nflat > INLINE_SLOTS) {
     slots = PyMem_Malloc(self->nflat * sizeof(slot_t));
     ptrs = PyMem_Malloc(self->nflat * sizeof(void *));
-    if (!slots || !ptrs) {
+    objs = PyMem_Malloc(self->nflat * sizeof(PyObject *));
+    ranges = PyMem_Malloc(self->nflat * sizeof(tcpu_range_t));
+    if (!slots || !ptrs || !objs || !ranges) {
       PyErr_NoMemory();
       goto fail;
     }
+  }
+  if (bounds_check) {
+    memset(objs, 0, self->nflat * sizeof(PyObject *));
+    ctx.objs = objs;
   }
   Py_ssize_t pos = 0, k = 0;
   if (convert_args(&ctx, self->spec, &pos, argv + FIXED_ARGS, nargs - FIXED_ARGS, -1, slots,
@@ -624,6 +805,16 @@ static PyObject *launcher_vectorcall(PyObject *self_obj, PyObject *const *argv, 
   for (Py_ssize_t i = 0; i < k; ++i)
     ptrs[i] = &slots[i];
   grid.args = ptrs;
+
+  /* Per launch, so that concurrent launches never see each other's failures. */
+  tcpu_launch_t launch;
+  tcpu_launch_init(&launch);
+  grid.launch = &launch;
+  if (bounds_check) {
+    fill_ranges(objs, self->spec, k, ranges);
+    launch.ranges = ranges;
+    launch.nranges = (int32_t)k;
+  }
 
   if (call_hook(enter_hook, launch_metadata))
     goto fail;
@@ -639,11 +830,19 @@ static PyObject *launcher_vectorcall(PyObject *self_obj, PyObject *const *argv, 
   }
 
   PyObject *device_error = NULL;
-  if (tcpu_error_pending()) {
+  if (atomic_load(&launch.violation_state)) {
+    device_error = violation_message(&launch, ctx.kernel, self->names, objs, ranges, k);
+    if (!device_error)
+      goto fail;
+  }
+  if (tcpu_launch_error_pending(&launch)) {
     char msg[1280];
-    tcpu_error_message(msg, sizeof msg);
-    tcpu_error_clear();
-    device_error = PyUnicode_FromFormat("%s (kernel '%s')", msg, ctx.kernel);
+    tcpu_launch_error_message(&launch, msg, sizeof msg);
+    PyObject *text = device_error
+        ? PyUnicode_FromFormat("%U; then %s", device_error, msg)
+        : PyUnicode_FromFormat("%s (kernel '%s')", msg, ctx.kernel);
+    Py_XDECREF(device_error);
+    device_error = text;
     if (!device_error)
       goto fail;
   }
@@ -676,6 +875,8 @@ static PyObject *launcher_vectorcall(PyObject *self_obj, PyObject *const *argv, 
   if (slots != inline_slots) {
     PyMem_Free(slots);
     PyMem_Free(ptrs);
+    PyMem_Free(objs);
+    PyMem_Free(ranges);
   }
   Py_RETURN_NONE;
 
@@ -683,6 +884,8 @@ fail:
   if (slots != inline_slots) {
     PyMem_Free(slots);
     PyMem_Free(ptrs);
+    PyMem_Free(objs);
+    PyMem_Free(ranges);
   }
   return NULL;
 }
@@ -857,6 +1060,11 @@ static int add_code(PyObject *codes, const char *name, int code) {
 PyMODINIT_FUNC PyInit_triton_cpu_launcher(void) {
   str_data_ptr = PyUnicode_InternFromString("data_ptr");
   str_calls = PyUnicode_InternFromString("calls");
+  str_untyped_storage = PyUnicode_InternFromString("untyped_storage");
+  str_nbytes = PyUnicode_InternFromString("nbytes");
+  str_dtype = PyUnicode_InternFromString("dtype");
+  str_numel = PyUnicode_InternFromString("numel");
+  str_element_size = PyUnicode_InternFromString("element_size");
   if (!str_data_ptr || !str_calls)
     return NULL;
   if (PyType_Ready(&LauncherType) < 0)

@@ -75,19 +75,8 @@ def lower_function(f: Operation, config: Config):
     to_materialize = low.materialization_plan(ops)
     tensor_ops = []  # erased once dead; any left alive is unsupported
     for op in ops:
-        name = op.name
-        for r in op.results:
-            if r in to_materialize and op.next_op is not None:
-                low.materialize_at_definition(op, r)
-        lower = LOWERINGS.get(name)
-        if lower is not None:
-            lower(low, op)
-        if op.parent is None or name.startswith("scf."):
-            continue
-        if any(is_tensor(r) for r in op.results) or any(is_tensor(o) for o in op.operands):
-            tensor_ops.append(op)
-        elif name.startswith("tt.") and name not in ("tt.return", "tt.func", "tt.call"):
-            low.lower_scalar(op)
+        with low.at(op):
+            _lower_op(low, op, to_materialize, tensor_ops)
     for op in low.loops_to_strip:
         control_flow.strip_yields(op)
     # Fused producers are dead now. Until nothing changes: a loop's tensor inits die only
@@ -115,6 +104,22 @@ def lower_function(f: Operation, config: Config):
     _to_func(f, low.kernel)
 
 
+def _lower_op(low, op, to_materialize, tensor_ops):
+    name = op.name
+    for r in op.results:
+        if r in to_materialize and op.next_op is not None:
+            low.materialize_at_definition(op, r)
+    lower = LOWERINGS.get(name)
+    if lower is not None:
+        lower(low, op)
+    if op.parent is None or name.startswith("scf."):
+        return
+    if any(is_tensor(r) for r in op.results) or any(is_tensor(o) for o in op.operands):
+        tensor_ops.append(op)
+    elif name.startswith("tt.") and name not in ("tt.return", "tt.func", "tt.call"):
+        low.lower_scalar(op)
+
+
 def _erase_dead(low, ops):
     """Erases unused fused producers. An op that writes memory (an atomic, a descriptor
     store, ...) is dropped only once lowered: otherwise it stays alive and is reported."""
@@ -131,6 +136,7 @@ def _to_func(f: Operation, kernel: str):
     vis = attr(f, "sym_visibility")
     new = func.FuncOp(kernel, attr(f, "function_type"), region, vis.data if vis else None,
                       arg_attrs=attr(f, "arg_attrs"))
+    new.location = f.location  # the kernel's `def` line: its DWARF subprogram
     for op in list(new.walk()):
         if op.name == "tt.return":
             repl = func.ReturnOp(*op.operands)

@@ -26,6 +26,7 @@ construct modules (reductions, dot, control flow, atomics, debug ops) put their
 results in buffers. The package's `__init__` walks the function in program order and
 calls the lowering registered for each op.
 """
+from contextlib import contextmanager
 from dataclasses import dataclass
 from math import gcd
 
@@ -34,6 +35,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, IntegerType, MemRefType, StringAttr, UnitAttr,
     VectorType, i64,
 )
+from xdsl.dialects.builtin import UnknownLoc
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import MemoryEffectKind, has_effects
 
@@ -78,6 +80,9 @@ class TileEmitter:
         self.cache: dict[tuple, SSAValue] = {}
 
     def emit(self, op: Operation) -> SSAValue:
+        locs = self.low.locations
+        if locs and isinstance(op.location, UnknownLoc):
+            op.location = locs[-1]
         if self.before is not None:
             self.block.insert_op_before(op, self.before)
         else:
@@ -150,7 +155,9 @@ class TileEmitter:
         key = (v, idx, width, lane)
         hit = self.cache.get(key)
         if hit is None:
-            hit = self._value(v, idx, width, lane)
+            owner = v.owner
+            with self.low.at(owner if isinstance(owner, Operation) else None):
+                hit = self._value(v, idx, width, lane)
             self.cache[key] = hit
         return hit
 
@@ -265,6 +272,23 @@ class FuncLowering:
         self.loops_to_strip: list[Operation] = []   # scf ops whose tensor operands/results go
         self.lowered_effects: set[Operation] = set()  # side-effecting ops already lowered
         self._constants: dict[Operation, SSAValue] = {}
+        # Source locations of the ops being lowered, innermost last: every op the
+        # lowering emits takes the last one (see TileEmitter.emit), so that line tables
+        # and bounds-check reports point at the user's line.
+        self.locations: list = []
+
+    @contextmanager
+    def at(self, op: Operation | None):
+        """Ops emitted inside take `op`'s source location (when it has one)."""
+        loc = op.location if op is not None else None
+        if loc is None or isinstance(loc, UnknownLoc):
+            yield
+            return
+        self.locations.append(loc)
+        try:
+            yield
+        finally:
+            self.locations.pop()
 
     # -- errors -------------------------------------------------------------
     def unsupported(self, op: Operation | None, what: str) -> UnsupportedError:
@@ -481,29 +505,34 @@ class FuncLowering:
           - a load that a memory write may separate from one of its consumers (the value
             must be what memory held at the load, as on a GPU);
           - an expensive value (a load, math, an extern call, a division) that feeds two
-            or more consumers."""
+            or more consumers;
+          - every MAX_FUSION_DEPTH-th value of a long chain of fused ops (a bitonic sort of
+            2**17 elements unrolls into hundreds): evaluating a fused value recurses
+            through its producers, so the depth must stay bounded."""
         position = {op: i for i, op in enumerate(ops)}
+        plan = self._depth_plan(ops)
         writes = [op for op in ops if has_effects(op, MemoryEffectKind.WRITE)
                   and op.name not in ("tt.print", "tt.assert")]
         roots: dict[SSAValue, set] = {}
 
-        def visit(v, root, seen):
-            if v in seen or not is_tensor(v):
-                return
-            seen.add(v)
-            roots.setdefault(v, set()).add(root)
-            producer = v.owner
-            if isinstance(producer, Operation) and producer.name not in self._ROOTS \
-                    and producer.name not in self._BUFFERED:
-                for x in producer.operands:
-                    visit(x, root, seen)
+        def visit(start, root, seen):  # iterative: chains of fused ops can be long
+            stack = [start]
+            while stack:
+                v = stack.pop()
+                if v in seen or not is_tensor(v):
+                    continue
+                seen.add(v)
+                roots.setdefault(v, set()).add(root)
+                producer = v.owner
+                if isinstance(producer, Operation) and producer.name not in self._ROOTS \
+                        and producer.name not in self._BUFFERED:
+                    stack.extend(producer.operands)
 
         for op in ops:
             if op.name in self._ROOTS:
                 seen = set()
                 for x in op.operands:
                     visit(x, op, seen)
-        plan = set()
         for v, rs in roots.items():
             producer = v.owner
             if not isinstance(producer, Operation) or producer not in position:
@@ -512,6 +541,26 @@ class FuncLowering:
                 plan.add(v)
             elif len(rs) >= 2 and producer.name.startswith(self._EXPENSIVE):
                 plan.add(v)
+        return plan
+
+    MAX_FUSION_DEPTH = 64
+
+    def _depth_plan(self, ops) -> set:
+        """Values at which a chain of fused ops is cut (see materialization_plan)."""
+        depth: dict[SSAValue, int] = {}
+        plan = set()
+        for op in ops:
+            if op.name in self._ROOTS or op.name in self._BUFFERED or op.name.startswith("scf."):
+                continue  # results in buffers (or scalars)
+            d = 1 + max((depth.get(x, 0) for x in op.operands), default=0)
+            for r in op.results:
+                if not is_tensor(r):
+                    continue
+                if d > self.MAX_FUSION_DEPTH and op.next_op is not None:
+                    plan.add(r)
+                    depth[r] = 0
+                else:
+                    depth[r] = d
         return plan
 
     @staticmethod
