@@ -1,0 +1,212 @@
+"""Thread and process safety of launches and of the compile cache, and edge launches."""
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+import torch
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def checked_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.device_assert(x >= 0, "x must not be negative")
+    tl.store(out_ptr + offs, x * 2)
+
+
+def test_assert_failures_are_per_launch_across_threads():
+    """Two Python threads launch at the same time; only the one with bad data sees a
+    failure, every time, and its message names its own program."""
+    bad = torch.ones(8 * 64)
+    bad[5 * 64 + 3] = -1.0
+    good = torch.ones(8 * 64)
+    checked_kernel[(8,)](good, torch.empty_like(good), BLOCK=64, debug=True)  # compile once
+    rounds = 200
+    seen = {"bad": [], "good": []}
+
+    def run(name, x):
+        out = torch.empty_like(x)
+        for _ in range(rounds):
+            try:
+                checked_kernel[(8,)](x, out, BLOCK=64, debug=True)
+                seen[name].append(None)
+            except RuntimeError as e:
+                seen[name].append(str(e))
+
+    threads = [threading.Thread(target=run, args=("bad", bad)), threading.Thread(target=run, args=("good", good))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen["good"] == [None] * rounds
+    assert len(seen["bad"]) == rounds
+    assert all(m is not None and "block: [5, 0, 0]" in m and "x must not be negative" in m for m in seen["bad"])
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def test_launches_from_many_threads_are_correct():
+    n = 100_003
+    add_kernel[(1,)](torch.zeros(4), torch.zeros(4), torch.zeros(4), 4, BLOCK=1024)
+    failures = []
+
+    def run(seed):
+        g = torch.Generator().manual_seed(seed)
+        x, y = torch.randn(n, generator=g), torch.randn(n, generator=g)
+        for _ in range(30):
+            out = torch.empty(n)
+            add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024, num_threads=2)
+            if not torch.equal(out, x + y):
+                failures.append(seed)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
+@triton.jit
+def wait_kernel(flag_ptr, out_ptr, LIMIT: tl.constexpr):
+    # Spins until another launch sets the flag (or gives up after LIMIT polls).
+    seen = tl.atomic_add(flag_ptr, 0)
+    i = 0
+    while (seen == 0) & (i < LIMIT):
+        seen = tl.atomic_add(flag_ptr, 0)
+        i += 1
+    tl.store(out_ptr, seen)
+
+
+@triton.jit
+def set_kernel(flag_ptr):
+    tl.atomic_xchg(flag_ptr, 1)
+
+
+def test_a_running_kernel_releases_the_gil():
+    """A kernel that waits for another launch: if the launcher held the GIL, the second
+    launch (from this thread) could not start and the first would give up (out == 0)."""
+    flag = torch.zeros(1, dtype=torch.int32)
+    out = torch.zeros(1, dtype=torch.int32)
+    set_kernel[(1,)](torch.zeros(1, dtype=torch.int32))
+    waiter = threading.Thread(target=lambda: wait_kernel[(1,)](flag, out, LIMIT=2_000_000_000))
+    waiter.start()
+    set_kernel[(1,)](flag)
+    waiter.join()
+    assert out.item() == 1
+
+
+_COMPILER_CHILD = textwrap.dedent(r"""
+    import sys, torch, triton, triton.language as tl
+
+    @triton.jit
+    def scaled_add(x_ptr, y_ptr, out_ptr, n, K: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * K + tl.load(y_ptr + offs, mask=m), mask=m)
+
+    worker = int(sys.argv[1])
+    x, y = torch.randn(5000), torch.randn(5000)
+    for k in [1, 2, 3, 4, 10 + worker]:  # shared by all workers, then one of its own
+        out = torch.empty(5000)
+        scaled_add[(5,)](x, y, out, 5000, K=k, BLOCK=1024)
+        assert torch.allclose(out, x * k + y), (worker, k)
+    print("ok", worker)
+""")
+
+
+def test_processes_compiling_into_one_cache(tmp_path):
+    """Four processes compile the same kernels (and one each of their own) into one empty
+    TRITON_CACHE_DIR at the same time, twice: the second round reads what the first
+    wrote. No process sees a half-written entry."""
+    script = tmp_path / "child.py"
+    script.write_text(_COMPILER_CHILD)
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
+    for _ in range(2):
+        procs = [subprocess.Popen([sys.executable, str(script), str(w)], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for w in range(4)]
+        results = [p.communicate(timeout=600) + (p.returncode,) for p in procs]
+        for w, (out, err, rc) in enumerate(results):
+            assert rc == 0 and f"ok {w}" in out, err[-2000:]
+
+
+# -- edge launches ------------------------------------------------------------------------
+
+
+@triton.jit
+def last_program_kernel(out_ptr):
+    x, y, z = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    last = (x == tl.num_programs(0) - 1) & (y == tl.num_programs(1) - 1) & (z == tl.num_programs(2) - 1)
+    if last:
+        tl.store(out_ptr + 0, x)
+        tl.store(out_ptr + 1, y)
+        tl.store(out_ptr + 2, z)
+    tl.atomic_add(out_ptr + 3, 1)
+
+
+@pytest.mark.parametrize("grid", [(0,), (3, 0, 2), (1, 65535, 1), (1, 1, 65535), (7, 300, 31)])
+def test_grid_shapes(grid):
+    out = torch.zeros(4, dtype=torch.int64)
+    last_program_kernel[grid](out)
+    full = tuple(grid) + (1,) * (3 - len(grid))
+    total = full[0] * full[1] * full[2]
+    expected = [d - 1 for d in full] + [total] if total else [0, 0, 0, 0]
+    assert out.tolist() == expected
+
+
+@triton.jit
+def last_x_kernel(out_ptr):
+    pid = tl.program_id(0)
+    if pid == tl.num_programs(0) - 1:
+        tl.store(out_ptr, pid)
+
+
+def test_largest_grid_on_axis_x():
+    out = torch.zeros(1, dtype=torch.int32)
+    last_x_kernel[(2**31 - 1,)](out)
+    assert out.item() == 2**31 - 2
+
+
+@triton.jit
+def big_block_kernel(x_ptr, out_ptr, sums_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.cumsum(x, 0)  # a large materialized tensor (scratch arena)
+    tl.store(out_ptr + offs, y)
+    tl.store(sums_ptr, tl.sum(x * 2.0, axis=0))
+
+
+@pytest.mark.parametrize("on_small_stack_thread", [False, True])
+def test_block_of_2_17_elements(on_small_stack_thread):
+    n = 2**17
+    x = torch.randint(-100, 100, (n,)).float()
+    out, sums = torch.empty(n), torch.empty(1)
+
+    def run():
+        big_block_kernel[(1,)](x, out, sums, BLOCK=n, num_threads=1)
+
+    if on_small_stack_thread:
+        # The launch runs inline on this 256 KiB stack: materialized tensors beyond
+        # the per-kernel stack budget must come from the heap arena.
+        old = threading.stack_size(256 * 1024)
+        try:
+            t = threading.Thread(target=run)
+            t.start()
+            t.join()
+        finally:
+            threading.stack_size(old)
+    else:
+        run()
+    assert torch.equal(out, torch.cumsum(x, 0))  # integers: exact in any order
+    assert sums.item() == (x * 2).sum().item()
