@@ -266,6 +266,21 @@ class FunctionEmitter:
             hi = b.load(b.gep(table, [ir.Constant(cg.I64, 2 * a + 1)], source_etype=cg.I64), typ=cg.I64)
             self.bounds[a] = (lo, hi)
 
+    def _inside(self, addrs, args, nbytes: int, n: int):
+        """Per lane: [addr, addr + nbytes) lies in the storage of one of `args`."""
+        b = self.builder
+        t = ir.VectorType(cg.I64, n) if n > 1 else cg.I64
+        ok = None
+        for a in args:
+            lo, hi = self.bounds[a]
+            if n > 1:
+                lo, hi = cg.splat(b, lo, n), cg.splat(b, hi, n)
+            # addr >= lo, addr <= hi and hi - addr >= nbytes (no overflow at either end).
+            inside = b.and_(b.and_(b.icmp_unsigned(">=", addrs, lo), b.icmp_unsigned("<=", addrs, hi)),
+                            b.icmp_unsigned(">=", b.sub(hi, addrs), cg.const(t, nbytes)))
+            ok = inside if ok is None else b.or_(ok, inside)
+        return ok
+
     def op_tcpu_bounds_check(self, op):
         """The active lanes whose [address, address + elem_bytes) lies in the storage of one
         of the op's arguments; the others are reported (count, first address) to the launch."""
@@ -273,32 +288,44 @@ class FunctionEmitter:
         lanes, eb = op.lanes.value.data, op.elem_bytes.value.data
         args = [int(a) for a in op.args.get_values()]
         ptr = self.v(op.ptr)
+        active = self.v(op.mask) if op.mask is not None else None
         if isinstance(ptr.type, ir.VectorType):
             n = ptr.type.count
             addrs = b.ptrtoint(ptr, ir.VectorType(cg.I64, n))
+            ok = self._inside(addrs, args, eb, n)
+            self._report(op, ok, active, addrs, n)
         else:
             n = lanes
-            addrs = b.ptrtoint(ptr, cg.I64)
-            if n > 1:
-                step = ir.Constant(ir.VectorType(cg.I64, n), [k * eb for k in range(n)])
-                addrs = b.add(cg.splat(b, addrs, n), step)
-        vec = n > 1
-        t = ir.VectorType(cg.I64, n) if vec else cg.I64
-        ok = None
-        for a in args:
-            lo, hi = self.bounds[a]
-            if vec:
-                lo, hi = cg.splat(b, lo, n), cg.splat(b, hi, n)
-            # addr >= lo, addr < hi and hi - addr >= elem_bytes (no overflow at either end).
-            inside = b.and_(b.and_(b.icmp_unsigned(">=", addrs, lo), b.icmp_unsigned("<", addrs, hi)),
-                            b.icmp_unsigned(">=", b.sub(hi, addrs), cg.const(t, eb)))
-            ok = inside if ok is None else b.or_(ok, inside)
-        arg = args[0]
-        active = self.v(op.mask) if op.mask is not None else None
+            addr0 = b.ptrtoint(ptr, cg.I64)
+            if n == 1:
+                ok = self._inside(addr0, args, eb, 1)
+                self._report(op, ok, active, addr0, 1)
+            else:
+                # Contiguous lanes: when the whole run [addr0, addr0 + n * eb) is inside,
+                # which is almost always, one scalar test decides for every lane.
+                whole = self._inside(addr0, args, n * eb, 1)
+                with b.if_else(whole, likely=True) as (fast, slow):
+                    with fast:
+                        fast_bb = b.block
+                    with slow:
+                        step = ir.Constant(ir.VectorType(cg.I64, n), [k * eb for k in range(n)])
+                        addrs = b.add(cg.splat(b, addr0, n), step)
+                        per_lane = self._inside(addrs, args, eb, n)
+                        self._report(op, per_lane, active, addrs, n)
+                        slow_bb = b.block
+                ok = b.phi(ir.VectorType(cg.I1, n))
+                ok.add_incoming(self._all_true(n), fast_bb)
+                ok.add_incoming(per_lane, slow_bb)
+        return ok if active is None else b.and_(active, ok)
+
+    def _report(self, op, ok, active, addrs, n: int):
+        """Calls tcpu_bounds_fail when an active lane is not `ok` (the first one's address,
+        the number of such lanes)."""
+        b = self.builder
         bad = b.not_(ok) if active is None else b.and_(active, b.not_(ok))
-        any_bad = cg.call_intrinsic(b, "llvm.vector.reduce.or", [bad.type], cg.I1, [bad]) if vec else bad
+        any_bad = cg.call_intrinsic(b, "llvm.vector.reduce.or", [bad.type], cg.I1, [bad]) if n > 1 else bad
         with b.if_then(any_bad, likely=False):
-            if vec:
+            if n > 1:
                 bits = b.bitcast(bad, ir.IntType(n))
                 count = cg.call_intrinsic(b, "llvm.ctpop", [bits.type], bits.type, [bits])
                 first = cg.call_intrinsic(b, "llvm.cttz", [bits.type], bits.type, [bits, ir.Constant(cg.I1, 1)])
@@ -308,10 +335,10 @@ class FunctionEmitter:
                 count, addr = ir.Constant(cg.I64, 1), addrs
             fail = cg.declare(self.me.module, "tcpu_bounds_fail", cg.VOID,
                               [cg.I32, cg.I32, cg.I64, cg.I32, cg.I64, cg.PTR, cg.I32, cg.I32, cg.I32, cg.I32])
-            b.call(fail, [ir.Constant(cg.I32, self._ACCESS_KINDS[op.kind.data]), ir.Constant(cg.I32, arg), addr,
-                          ir.Constant(cg.I32, eb), count, self.me.cstring(op.file.data),
+            b.call(fail, [ir.Constant(cg.I32, self._ACCESS_KINDS[op.kind.data]),
+                          ir.Constant(cg.I32, int(op.args.get_values()[0])), addr,
+                          ir.Constant(cg.I32, op.elem_bytes.value.data), count, self.me.cstring(op.file.data),
                           ir.Constant(cg.I32, op.line.value.data), *self.pids[:3]])
-        return ok if active is None else b.and_(active, ok)
 
     def op_memref_alloca(self, op):
         return self.values[op.results[0]]
