@@ -11,11 +11,9 @@ OpenMP's default for the calling thread. That default starts as `OMP_NUM_THREADS
 the CPUs this process may use; torch shares the process's libgomp, so importing torch
 (which caps it at the physical cores) and `torch.set_num_threads` change it too.
 """
-import atexit
 import functools
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -210,43 +208,26 @@ def _leaves(types):
 
 
 class _KernelFiles:
-    """A private per-process directory for kernel shared objects, named by content.
+    """Kernel shared objects as files, named by content, under `<TRITON_CACHE_DIR>/cpu_so/`.
 
-    dlopen needs a file; keeping it (rather than unlinking after loading) lets gdb and perf
-    find the kernel's symbols. Identical bytes map to one path, so reloading a kernel gives
-    the same handle back.
+    dlopen needs a file. Keeping it where it outlives the process lets gdb find the
+    kernel's symbols and line tables, and `perf report` / `perf annotate` read them after
+    the run. Identical bytes map to one path (written once, atomically), so processes
+    sharing a cache share the files, and reloading a kernel gives the same handle back.
     """
-
-    def __init__(self):
-        self._dir = None
-        self._pid = None
-        self._lock = threading.Lock()
 
     def path_for(self, name, data):
         digest = hashlib.sha256(data).hexdigest()[:32]
-        path = os.path.join(self._directory(), f"{name}-{digest}.so")
+        from triton import knobs
+        directory = os.path.join(knobs.cache.dir, "cpu_so")
+        path = os.path.join(directory, f"{name}-{digest}.so")
         if not os.path.exists(path):
-            fd, tmp = tempfile.mkstemp(dir=self._directory(), suffix=".tmp")
+            os.makedirs(directory, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             os.replace(tmp, path)
         return path
-
-    def _directory(self):
-        pid = os.getpid()
-        if self._dir is None or self._pid != pid:
-            with self._lock:
-                if self._dir is None or self._pid != pid:
-                    # A forked child gets its own directory: the parent removes its one at exit.
-                    self._dir = tempfile.mkdtemp(prefix=f"triton_cpu_{pid}_")
-                    self._pid = pid
-                    atexit.register(_remove_dir, self._dir, pid)
-        return self._dir
-
-
-def _remove_dir(path, owner_pid):
-    if os.getpid() == owner_pid:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def _read_sysfs_caches():
