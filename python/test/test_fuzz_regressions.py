@@ -1,0 +1,58 @@
+"""Kernels the differential fuzzer (scripts/fuzz.py) found, shrunk, as regression tests.
+
+Each runs in a child process: the open ones abort the process (an LLVM assertion), and a
+test must survive that to report it."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+_LLVM_LV_ABORT = ("open bug: LLVM's loop vectorizer (llvmlite's LLVM is built with assertions) aborts in "
+                  "computeBestVF ('VPlan cost model and legacy cost model disagreed') on the scalar reduction "
+                  "loop of these kernels; the process dies with SIGABRT")
+
+CASES = {
+    # fuzz seed 6579: tl.min over all axes of a bf16 (2, 16, 1) tensor.
+    "bf16_min_all_axes": ("""
+        @triton.jit
+        def kernel(X, Y, S: tl.constexpr):
+            x = tl.load(X + tl.arange(0, 2)[:, None, None] * 32 + tl.arange(0, 16)[None, :, None] * S
+                        + tl.arange(0, 1)[None, None, :])
+            tl.store(Y, tl.min(x, axis=None))
+
+        X = (torch.arange(64) % 7 - 3).to(torch.bfloat16)
+        Y = torch.zeros(1)
+        kernel[(1,)](X, Y, S=1)
+        ref = torch.cat([X[0:16], X[32:48]]).float().min()
+        assert Y.item() == ref.item(), (Y.item(), ref.item())
+    """, _LLVM_LV_ABORT),
+    # fuzz seed 30677: fmod feeding tl.max along axis 0 of a (32, 1) tensor.
+    "fmod_then_max_axis0": ("""
+        @triton.jit
+        def kernel(X, Y):
+            x = tl.load(X + tl.arange(0, 32)[:, None] + tl.arange(0, 1)[None, :])
+            r = x % tl.where(tl.abs(x) < 0.25, 1.0, x)
+            tl.store(Y + tl.arange(0, 1), tl.max(r, axis=0))
+
+        X = torch.linspace(-4, 4, 32)
+        Y = torch.zeros(1)
+        kernel[(1,)](X, Y)
+        d = torch.where(X.abs() < 0.25, torch.ones_like(X), X)
+        ref = torch.fmod(X, d).max()
+        assert Y.item() == ref.item(), (Y.item(), ref.item())
+    """, _LLVM_LV_ABORT),
+}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason)) if reason else name
+    for name, (_, reason) in CASES.items()])
+def test_fuzz_regression(name, tmp_path):
+    body, _ = CASES[name]
+    script = tmp_path / f"{name}.py"
+    script.write_text("import torch, triton, triton.language as tl\n" + textwrap.dedent(body))
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    res = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, f"exit {res.returncode}\n{res.stderr[-2000:]}"
