@@ -19,7 +19,12 @@ static tcpu_launch_t *current_launch(void) {
 }
 
 void tcpu_launch_init(tcpu_launch_t *l) {
-  memset(l, 0, sizeof *l);
+  /* Not the whole struct: the message buffers are written only on a failure, and this
+   * runs on every launch. */
+  l->error_text[0] = 0;
+  l->ranges = NULL;
+  l->nranges = 0;
+  memset(&l->first, 0, sizeof l->first);
   atomic_init(&l->error_state, 0);
   atomic_init(&l->violations, 0);
   atomic_init(&l->violation_state, 0);
