@@ -545,8 +545,9 @@ static int call_hook(PyObject *hook, PyObject *launch_metadata) {
 /* Bounds-checked launches (kernels compiled with bounds_check)                          */
 
 static PyObject *call_method0(PyObject *obj, PyObject *name) {
+  /* No PY_VECTORCALL_ARGUMENTS_OFFSET: callargs[-1] is not ours to lend. */
   PyObject *callargs[1] = {obj};
-  return PyObject_VectorcallMethod(name, callargs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+  return PyObject_VectorcallMethod(name, callargs, 1, NULL);
 }
 
 /* An int result of obj.name(), or -1 with no Python error set when there is none. */
@@ -611,8 +612,9 @@ static const char *base_name(const char *path) {
   return slash ? slash + 1 : path ? path : "<unknown>";
 }
 
-/* "float32 tensor of 4096 elements" (and its storage's size when larger), or the type. */
-static PyObject *describe_argument(PyObject *obj) {
+/* "float32 tensor of 4096 elements" (and the size of its storage `r`, the launch's range
+ * for it, when that differs), or the type. */
+static PyObject *describe_argument(PyObject *obj, const tcpu_range_t *r) {
   if (obj == Py_None)
     return PyUnicode_FromString("None: a null pointer");
   PyObject *dtype = PyObject_GetAttr(obj, str_dtype);
@@ -633,11 +635,10 @@ static PyObject *describe_argument(PyObject *obj) {
   }
   if (strncmp(d, "torch.", 6) == 0)
     d += 6;
-  tcpu_range_t r;
   PyObject *out;
-  if (esize > 0 && storage_range(obj, &r) && r.hi - r.lo != (uintptr_t)(numel * esize))
+  if (esize > 0 && r->hi != UINTPTR_MAX && r->hi - r->lo != (uintptr_t)(numel * esize))
     out = PyUnicode_FromFormat("%s tensor of %lld elements, in a storage of %zu bytes", d, numel,
-                               (size_t)(r.hi - r.lo));
+                               (size_t)(r->hi - r->lo));
   else
     out = PyUnicode_FromFormat("%s tensor of %lld element%s", d, numel, numel == 1 ? "" : "s");
   Py_DECREF(dstr);
@@ -659,7 +660,7 @@ static PyObject *violation_message(const tcpu_launch_t *l, const char *kernel, P
   if (v->arg >= 0 && v->arg < nflat && objs[v->arg]) {
     PyObject *obj = objs[v->arg];
     const tcpu_range_t *r = &ranges[v->arg];
-    PyObject *desc = describe_argument(obj);
+    PyObject *desc = describe_argument(obj, r);
     if (!desc) {
       Py_DECREF(where);
       return NULL;
