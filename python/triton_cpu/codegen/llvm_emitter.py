@@ -1064,34 +1064,27 @@ class FunctionEmitter:
             atomic = lambda: self._bf16_atomic(kind, ptr, val, ordering)
         else:
             atomic = lambda: b.atomic_rmw(kind, ptr, val, ordering)
-        if op.mask is None:
-            return atomic()
-        with b.if_else(self.v(op.mask)) as (then, otherwise):
+        return self._masked(op.mask, atomic, cg.const(val.type, 0))
+
+    def _masked(self, mask, compute, otherwise: ir.Value) -> ir.Value:
+        """`compute()` where the i1 `mask` (an SSA value, or None: always) holds, else
+        `otherwise`; the instructions `compute` emits run only on that path."""
+        if mask is None:
+            return compute()
+        b = self.builder
+        with b.if_else(self.v(mask)) as (then, skipped):
             with then:
-                old = atomic()
+                value = compute()
                 then_bb = b.block
-            with otherwise:
+            with skipped:
                 else_bb = b.block
-        r = b.phi(val.type)
-        r.add_incoming(old, then_bb)
-        r.add_incoming(cg.const(val.type, 0), else_bb)
+        r = b.phi(value.type)
+        r.add_incoming(value, then_bb)
+        r.add_incoming(otherwise, else_bb)
         return r
 
     def op_tcpu_atomic_cas(self, op):
-        if op.mask is None:
-            return self._atomic_cas(op)
-        b = self.builder
-        t = self.me.type(op.val.type)
-        with b.if_else(self.v(op.mask)) as (then, otherwise):
-            with then:
-                old = self._atomic_cas(op)
-                then_bb = b.block
-            with otherwise:
-                else_bb = b.block
-        r = b.phi(t)
-        r.add_incoming(old, then_bb)
-        r.add_incoming(cg.const(t, 0), else_bb)
-        return r
+        return self._masked(op.mask, lambda: self._atomic_cas(op), cg.const(self.me.type(op.val.type), 0))
 
     def _atomic_cas(self, op):
         b = self.builder
@@ -1115,19 +1108,7 @@ class FunctionEmitter:
         return self.builder.call(cg.declare(self.me.module, "tcpu_clock_ns", cg.I64, []), [])
 
     def op_tcpu_atomic_poll(self, op):
-        if op.mask is None:
-            return self._atomic_poll(op)
-        b = self.builder
-        with b.if_else(self.v(op.mask)) as (then, otherwise):
-            with then:
-                ok = self._atomic_poll(op)
-                then_bb = b.block
-            with otherwise:
-                else_bb = b.block
-        r = b.phi(cg.I1)
-        r.add_incoming(ok, then_bb)
-        r.add_incoming(ir.Constant(cg.I1, 1), else_bb)
-        return r
+        return self._masked(op.mask, lambda: self._atomic_poll(op), ir.Constant(cg.I1, 1))
 
     def _atomic_poll(self, op):
         b = self.builder
@@ -1241,19 +1222,8 @@ class FunctionEmitter:
         mem_t = self.me.type(vt, memory=True)
         ptr = self.v(op.ptr)
         align = _nbytes(mem_t)
-        if op.mask is None:
-            raw = b.load(ptr, typ=mem_t, align=align)
-        else:
-            mask, other = self._mask_other(op, mem_t)
-            with b.if_else(mask) as (then, otherwise):
-                with then:
-                    loaded = b.load(ptr, typ=mem_t, align=align)
-                    then_bb = b.block
-                with otherwise:
-                    else_bb = b.block
-            raw = b.phi(mem_t)
-            raw.add_incoming(loaded, then_bb)
-            raw.add_incoming(other, else_bb)
+        other = self._mask_other(op, mem_t)[1] if op.mask is not None else None
+        raw = self._masked(op.mask, lambda: b.load(ptr, typ=mem_t, align=align), other)
         return self._load_value(raw, vt)
 
     def op_tcpu_store(self, op):
