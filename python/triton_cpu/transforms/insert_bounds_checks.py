@@ -108,11 +108,9 @@ class Provenance:
                 values.append(op.operands[init_offset + k])
         for region in op.regions:
             for blk in region.blocks:
-                term = blk.last_op
-                if term is not None and term.name in ("scf.yield", "scf.condition"):
-                    args = list(term.operands[1:] if term.name == "scf.condition" else term.operands)
-                    if k < len(args):
-                        values.append(args[k])
+                args = _terminator_args(blk)
+                if k < len(args):
+                    values.append(args[k])
         return self._union(values) if values else frozenset([_UNKNOWN])
 
     def _buffer(self, ref: SSAValue) -> frozenset:
@@ -125,8 +123,10 @@ class Provenance:
 
 
 def _terminator_args(blk: Block):
+    """What a structured region's block passes on: scf.yield's operands, or scf.condition's
+    after the condition."""
     term = blk.last_op
-    if term is None:
+    if term is None or term.name not in ("scf.yield", "scf.condition"):
         return []
     return list(term.operands[1:] if term.name == "scf.condition" else term.operands)
 
@@ -140,13 +140,11 @@ def _elem_bytes(ptr: SSAValue) -> int:
     return pointee_bytes(t.element_type if isinstance(t, VectorType) else t)
 
 
-def _check(op: Operation, ptr, mask, kind: str, lanes: int, prov: Provenance) -> SSAValue | None:
-    args = prov.arguments(ptr)
-    if not args:
-        return None
+def _check(op: Operation, kind: str, lanes: int, args: list[int]) -> SSAValue:
+    """Inserts the check of `op`'s access before it; returns the mask the access should use."""
     loc = user_location(op)
     file, line = (loc[0], loc[1]) if loc else ("<unknown>", 0)
-    check = tcpu.BoundsCheckOp(ptr, mask, kind, args, lanes, _elem_bytes(ptr), file, line)
+    check = tcpu.BoundsCheckOp(op.ptr, op.mask, kind, args, lanes, _elem_bytes(op.ptr), file, line)
     check.location = op.location
     op.parent_block().insert_op_before(check, op)
     return check.result
@@ -165,27 +163,28 @@ def _replace(op: Operation, new: Operation):
 
 
 def _instrument(op: Operation, prov: Provenance):
-    if not prov.arguments(op.ptr):
-        return
+    args = prov.arguments(op.ptr)
+    if not args:
+        return  # provenance unknown: not checked (see the module docstring)
     name = op.name
     align = op.properties.get("alignment")
     align = align.value.data if align is not None else None
     if name in _LOADS:
         lanes = _lanes(op.results[0].type)
-        m = _check(op, op.ptr, op.mask, "load", lanes, prov)
+        m = _check(op, "load", lanes, args)
         _replace(op, type(op)(op.ptr, op.results[0].type, m, op.other, align))
     elif name in _STORES:
         lanes = _lanes(op.value.type)
-        m = _check(op, op.ptr, op.mask, "store", lanes, prov)
+        m = _check(op, "store", lanes, args)
         _replace(op, type(op)(op.ptr, op.value, m, align))
     elif name == "tcpu.atomic_rmw":
-        m = _check(op, op.ptr, op.mask, "atomic", 1, prov)
+        m = _check(op, "atomic", 1, args)
         _replace(op, tcpu.AtomicRMWOp(op.ptr, op.val, m, op.kind.data, op.ordering.data))
     elif name == "tcpu.atomic_cas":
-        m = _check(op, op.ptr, op.mask, "atomic", 1, prov)
+        m = _check(op, "atomic", 1, args)
         _replace(op, tcpu.AtomicCASOp(op.ptr, op.cmp, op.val, op.ordering.data, m))
     elif name == "tcpu.atomic_poll":
-        m = _check(op, op.ptr, op.mask, "atomic", 1, prov)
+        m = _check(op, "atomic", 1, args)
         _replace(op, tcpu.AtomicPollOp(op.ptr, op.expected, op.deadline, bool(op.acquire.value.data), m))
 
 
