@@ -167,8 +167,8 @@ class CPUBackend(BaseBackend):
         # Source locations cost a third of the parse time: read them only when the code
         # needs them (line tables, bounds checks, asserts name file:line) or to point an
         # error at its line.
-        bare = mod.str_nodebug()
-        if options.line_info or options.bounds_check or "tt.assert" in bare:
+        bare = None if options.line_info or options.bounds_check else mod.str_nodebug()
+        if bare is None or "tt.assert" in bare:
             module, name = ttir_to_ttcir(str(mod), options, host)
         else:
             try:
