@@ -550,6 +550,18 @@ def row_major(shape):
     return list(reversed(st))
 
 
+def permuted_strides(shape, r):
+    """Strides of a dense buffer holding `shape` with its dimensions in a random order (the
+    same elements, a non-contiguous layout)."""
+    perm = list(range(len(shape)))
+    r.shuffle(perm)
+    st = row_major([shape[p] for p in perm])
+    strides = [0] * len(shape)
+    for i, p in enumerate(perm):
+        strides[p] = st[i]
+    return strides
+
+
 def lit(value, dt):
     """A literal that keeps dtype dt in a binary op with a dt tensor."""
     if dt.startswith("uint") or dt == "int1":
@@ -663,12 +675,7 @@ class Gen:
         strides = row_major(sh)
         tags = ["load." + mode]
         if mode == "perm" and len(sh) > 1:
-            perm = list(range(len(sh)))
-            r.shuffle(perm)
-            st = row_major([sh[p] for p in perm])
-            strides = [0] * len(sh)
-            for i, p in enumerate(perm):
-                strides[p] = st[i]
+            strides = permuted_strides(sh, r)
         elif mode == "scaled":
             f = r.choice([2, 3])
             strides = [s * f for s in strides]
@@ -1329,12 +1336,7 @@ class Gen:
         strides = row_major(sh)
         tags = ["store." + mode]
         if mode == "perm" and len(sh) > 1:
-            perm = list(range(len(sh)))
-            r.shuffle(perm)
-            st = row_major([sh[p] for p in perm])
-            strides = [0] * len(sh)
-            for i, p in enumerate(perm):
-                strides[p] = st[i]
+            strides = permuted_strides(sh, r)
         region = numel(sh)
         buf = self.new_buf(v.dt, region * 4, kind="bits" if v.dt != "int1" else "small", out=True)
         ptr = "{P} + pid * %d + %s" % (region, offsets(sh, strides))
