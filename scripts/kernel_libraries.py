@@ -243,6 +243,15 @@ class Checker:
     def __init__(self):
         self.failures = []
 
+    def with_grads(self, y, ref, dy, grads, tag=""):
+        """`y` against `ref`, then both backward from `dy` and each gradient: `grads` lists
+        (name, our leaf, the reference's leaf[, rtol])."""
+        self.close("y" + tag, y, ref)
+        y.backward(dy)
+        ref.backward(dy)
+        for name, ours, theirs, *rtol in grads:
+            self.close(name + tag, ours.grad, theirs.grad, **({"rtol": rtol[0]} if rtol else {}))
+
     def close(self, name, got, ref, atol=1e-5, rtol=1e-5):
         if not self._same_meta(name, got, ref):
             return
@@ -375,18 +384,12 @@ def _(L, chk):
     (x, wg), (xr, wr) = map(_grad, (h, w)), map(_grad, (h, w))
     y = LigerRMSNormFunction.apply(x, wg, 1e-6, 0.0, "llama", False)
     ref = _ref_rms_norm(xr, wr, 1e-6)
-    chk.close("y", y, ref)
-    y.backward(dy), ref.backward(dy)
-    chk.close("dx", x.grad, xr.grad)
-    chk.close("dw", wg.grad, wr.grad, rtol=1e-4)
+    chk.with_grads(y, ref, dy, [("dx", x, xr), ("dw", wg, wr, 1e-4)])
     # Gemma: offset 1 and fp32 casting
     (x, wg), (xr, wr) = map(_grad, (h, w)), map(_grad, (h, w))
     y = LigerRMSNormFunction.apply(x, wg, 1e-6, 1.0, "gemma", False)
     ref = _ref_rms_norm(xr, wr, 1e-6, offset=1.0)
-    chk.close("y(gemma)", y, ref)
-    y.backward(dy), ref.backward(dy)
-    chk.close("dx(gemma)", x.grad, xr.grad)
-    chk.close("dw(gemma)", wg.grad, wr.grad, rtol=1e-4)
+    chk.with_grads(y, ref, dy, [("dx", x, xr), ("dw", wg, wr, 1e-4)], tag="(gemma)")
 
 
 @case("liger.layer_norm")
@@ -396,11 +399,7 @@ def _(L, chk):
     (x, wg, bg), (xr, wr, br) = map(_grad, (h, w, b)), map(_grad, (h, w, b))
     y = LigerLayerNormFunction.apply(x, wg, bg, 1e-5)
     ref = F.layer_norm(xr, (40,), wr, br, 1e-5)
-    chk.close("y", y, ref)
-    y.backward(dy), ref.backward(dy)
-    chk.close("dx", x.grad, xr.grad)
-    chk.close("dw", wg.grad, wr.grad, rtol=1e-4)
-    chk.close("db", bg.grad, br.grad, rtol=1e-4)
+    chk.with_grads(y, ref, dy, [("dx", x, xr), ("dw", wg, wr, 1e-4), ("db", bg, br, 1e-4)])
 
 
 def _rotate_half(x):
@@ -460,9 +459,7 @@ def _(L, chk):
     x, xr = _grad(h), _grad(h)
     y = LigerSoftmaxFunction.apply(x)
     ref = torch.softmax(xr, dim=-1)
-    chk.close("y", y, ref)
-    y.backward(dy), ref.backward(dy)
-    chk.close("dx", x.grad, xr.grad)
+    chk.with_grads(y, ref, dy, [("dx", x, xr)])
 
 
 @case("liger.kl_div")
@@ -510,12 +507,8 @@ def _(L, chk):
     (x, ag, gg, bg), (xr, ar, gr, br) = map(_grad, (h, alpha, gamma, beta)), map(_grad, (h, alpha, gamma, beta))
     y = LigerDyTFunction.apply(x, ag, gg, bg)
     ref = gr * torch.tanh(ar * xr) + br
-    chk.close("y", y, ref)
-    y.backward(dy), ref.backward(dy)
-    chk.close("dx", x.grad, xr.grad)
-    chk.close("dalpha", ag.grad, ar.grad, rtol=1e-4)
-    chk.close("dgamma", gg.grad, gr.grad, rtol=1e-4)
-    chk.close("dbeta", bg.grad, br.grad, rtol=1e-4)
+    chk.with_grads(y, ref, dy, [("dx", x, xr), ("dalpha", ag, ar, 1e-4), ("dgamma", gg, gr, 1e-4),
+                                ("dbeta", bg, br, 1e-4)])
 
 
 @case("liger.group_norm")
@@ -526,11 +519,7 @@ def _(L, chk):
     (x, wg, bg), (xr, wr, br) = map(_grad, (h, w, b)), map(_grad, (h, w, b))
     y = LigerGroupNormFunction.apply(x, wg, bg, 6, 3, 1e-6)
     ref = F.group_norm(xr, 3, wr, br, 1e-6)
-    chk.close("y", y, ref)
-    y.backward(dy), ref.backward(dy)
-    chk.close("dx", x.grad, xr.grad, rtol=1e-4)
-    chk.close("dw", wg.grad, wr.grad, rtol=1e-4)
-    chk.close("db", bg.grad, br.grad, rtol=1e-4)
+    chk.with_grads(y, ref, dy, [("dx", x, xr, 1e-4), ("dw", wg, wr, 1e-4), ("db", bg, br, 1e-4)])
 
 
 @case("liger.fused_add_rms_norm")
@@ -932,10 +921,7 @@ def _(G, chk):
     (x, wg), (xr, wr) = map(_grad, (h, w)), map(_grad, (h, w))
     y = G.ops.rms_norm(x, [40], wg, 1e-5)
     ref = F.rms_norm(xr, (40,), wr, 1e-5)
-    chk.close("y", y, ref)
-    y.backward(dy), ref.backward(dy)
-    chk.close("dx", x.grad, xr.grad)
-    chk.close("dw", wg.grad, wr.grad, rtol=1e-4)
+    chk.with_grads(y, ref, dy, [("dx", x, xr), ("dw", wg, wr, 1e-4)])
 
 
 @case("flaggems.group_norm")
