@@ -38,6 +38,15 @@ torch.save(results, sys.argv[1])
 """
 
 
+def source_line(kernel, needle: str, nth: int = 0) -> tuple[int, int]:
+    """(line, column) in its file of the `nth` occurrence of `needle` inside the @triton.jit
+    `kernel`'s source, 1-based."""
+    import inspect
+    lines, start = inspect.getsourcelines(kernel.fn)
+    hits = [(start + i, line.index(needle) + 1) for i, line in enumerate(lines) if needle in line]
+    return hits[nth]
+
+
 def interpret_batch(cases):
     """Runs several (kernel, grid, args, kwargs) under TRITON_INTERPRET=1 in one child
     process and returns each case's arguments afterwards (outputs included)."""

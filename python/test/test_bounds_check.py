@@ -12,15 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-
-def _line(fn, text):
-    """The source line of `fn` (a @triton.jit kernel) that contains `text`."""
-    import inspect
-    lines, start = inspect.getsourcelines(fn.fn)
-    for k, line in enumerate(lines):
-        if text in line:
-            return start + k
-    raise AssertionError(text)
+from conftest import source_line
 
 
 @triton.jit
@@ -34,7 +26,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def test_off_by_one_load_names_everything():
     x, y, out = torch.randn(4096), torch.randn(4096), torch.empty(4096)
-    line = _line(add_kernel, "x = tl.load(x_ptr + offs)")
+    line = source_line(add_kernel, "x = tl.load(x_ptr + offs)")[0]
     with pytest.raises(RuntimeError) as e:
         add_kernel[(5,)](x, y, out, 4096, BLOCK=1024, bounds_check=True)
     assert str(e.value) == (
@@ -69,7 +61,7 @@ def test_off_by_one_store_is_not_performed():
     out = storage[:32]  # a view: the bounds are its storage's (40 elements)
     with pytest.raises(RuntimeError) as e:
         store_kernel[(2,)](out, 40, BLOCK=32, bounds_check=True)
-    line = _line(store_kernel, "tl.store(out_ptr")
+    line = source_line(store_kernel, "tl.store(out_ptr")[0]
     assert str(e.value) == (
         f"out-of-bounds store in kernel 'store_kernel' at test_bounds_check.py:{line}, program (1, 0, 0): "
         "element offset 40 of argument 'out_ptr' (float32 tensor of 32 elements, in a storage of 160 bytes, "
@@ -93,7 +85,7 @@ def test_missing_mask_in_2d_kernel():
     with pytest.raises(RuntimeError) as e:
         copy_2d_kernel[(3,)](x, out, 10, 12, 12, BM=4, BN=16, bounds_check=True)
     msg = str(e.value)
-    line = _line(copy_2d_kernel, "tile = tl.load")
+    line = source_line(copy_2d_kernel, "tile = tl.load")[0]
     assert msg.startswith(f"out-of-bounds load in kernel 'copy_2d_kernel' at test_bounds_check.py:{line}, "
                           "program (2, 0, 0): element offset 120 of argument 'x_ptr' (float32 tensor of 120 "
                           "elements, 0 bytes past its end)")

@@ -13,6 +13,8 @@ import torch
 import triton
 import triton.language as tl
 
+from conftest import source_line
+
 KERNEL = textwrap.dedent("""\
     import torch, triton, triton.language as tl
 
@@ -66,20 +68,14 @@ def scale_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.exp(x) * 2.0)
 
 
-def _first_line(fn, text):
-    import inspect
-    lines, start = inspect.getsourcelines(fn.fn)
-    return start + next(k for k, line in enumerate(lines) if text in line)
-
-
 def test_llvm_ir_carries_the_kernel_lines():
     x, out = torch.randn(64), torch.empty(64)
     k = scale_kernel[(1,)](x, out, BLOCK=64)
     torch.testing.assert_close(out, torch.exp(x) * 2.0)
     llir = k.asm["llir"]
-    def_line = _first_line(scale_kernel, "def scale_kernel")
-    load_line = _first_line(scale_kernel, "x = tl.load")
-    store_line = _first_line(scale_kernel, "tl.store")
+    def_line = source_line(scale_kernel, "def scale_kernel")[0]
+    load_line = source_line(scale_kernel, "x = tl.load")[0]
+    store_line = source_line(scale_kernel, "tl.store")[0]
     assert re.search(rf'!DISubprogram\(name: "scale_kernel".*line: {def_line},', llir)
     assert 'filename: "test_line_info.py"' in llir
     assert "emissionKind: LineTablesOnly" in llir

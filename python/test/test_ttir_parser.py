@@ -30,6 +30,8 @@ from triton_cpu.dialects.ttir import (
     user_location,
 )
 
+from conftest import source_line
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 THIS_FILE = os.path.abspath(__file__)
 
@@ -213,13 +215,6 @@ def kernel_ttir(name: str) -> str:
         fn, signature, constexprs, attrs, options = KERNELS[name]
         _TTIR_CACHE[name] = compile_to_ttir(fn, signature, constexprs, attrs, **options)
     return _TTIR_CACHE[name]
-
-
-def source_line(kernel, needle: str, nth: int = 0) -> tuple[int, int]:
-    """(line, column) in this file of the `nth` occurrence of `needle` inside `kernel`, 1-based."""
-    lines, start = inspect.getsourcelines(kernel.fn)
-    hits = [(start + i, line.index(needle) + 1) for i, line in enumerate(lines) if needle in line]
-    return hits[nth]
 
 
 def ops_named(module, name):
