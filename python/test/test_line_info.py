@@ -97,3 +97,20 @@ def test_disable_line_info_knob(monkeypatch):
     torch.testing.assert_close(out, x * 2.0)
     assert "!dbg" not in k.asm["llir"] and "DICompileUnit" not in k.asm["llir"]
     assert k.metadata.line_info is False
+
+
+@triton.jit
+def cat_descriptor_kernel(x_desc, y_desc, z_desc, dim: tl.constexpr):
+    z = tl.cat(x_desc.load([0]), y_desc.load([0]), dim=dim)
+    z_desc.store([0], z)
+
+
+def test_line_zero_locations_assemble():
+    # Code LLVM gives no line (line 0) before the prologue: once made the assembler fail
+    # ("unassigned file number 1") with DWARF 5 line tables.
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    x, y, z = torch.rand(128), torch.rand(128), torch.empty(256)
+    cat_descriptor_kernel[(1,)](TensorDescriptor.from_tensor(x, block_shape=[128]),
+                                TensorDescriptor.from_tensor(y, block_shape=[128]),
+                                TensorDescriptor.from_tensor(z, block_shape=[256]), dim=0)
+    assert torch.equal(z, torch.cat([x, y]))
