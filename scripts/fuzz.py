@@ -1399,9 +1399,13 @@ for line in sys.stdin:
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         args = c["args"]
-        mod.kernel[tuple(c["grid"])](*args)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            mod.kernel[tuple(c["grid"])](*args)
         torch.save(args, result)
-        out.write("ok\n")
+        # LLVM aborted on the kernel and a fallback pipeline compiled it (LLVMFallbackWarning).
+        llvm = [str(w.message) for w in seen if w.category.__name__ == "LLVMFallbackWarning"]
+        out.write(("ok llvm-fallback " + llvm[0].replace("\n", " ")[:1500] if llvm else "ok") + "\n")
     except BaseException as e:
         msg = "".join(traceback.format_exception_only(type(e), e)).strip().replace("\n", " | ")
         out.write("err " + msg[-1500:] + "\n")
@@ -1468,8 +1472,8 @@ class Child:
                 self.buf += chunk
         line, self.buf = self.buf.split(b"\n", 1)
         line = line.decode()
-        if line == "ok":
-            return "ok", None
+        if line.startswith("ok"):
+            return "ok", line[len("ok llvm-fallback "):] or None
         return "err", line[4:]
 
 
@@ -1480,6 +1484,7 @@ class Runner:
         self.backend = Child(False, workdir, cache, backend_root, timeout)
         self.interp = Child(True, workdir, cache, None, timeout)
         self.n = 0
+        self.llvm_fallback = None  # the LLVMFallbackWarning of the last kernel, if any
 
     def close(self):
         self.backend.stop()
@@ -1503,6 +1508,7 @@ class Runner:
             shutil.rmtree(d, ignore_errors=True)
             return "interp_error", msg, None
         st, msg = self.backend.run(case, os.path.join(d, "backend.pt"))
+        self.llvm_fallback = msg if st == "ok" else None
         if st != "ok":
             shutil.rmtree(d, ignore_errors=True)
             return ("backend_crash" if st == "crash" else "backend_error"), msg, None
@@ -1746,7 +1752,7 @@ def campaign(seeds, outdir, shrink_budget=300, max_shrink=8, backend_root=None, 
     workdir = workdir or tempfile.mkdtemp(prefix="fuzz_")
     runner = Runner(workdir, backend_root, timeout)
     t0 = time.time()
-    stats = dict(kernels=0, passed=0, mismatch=0, backend_error=0, backend_crash=0, interp_error=0)
+    stats = dict(kernels=0, passed=0, mismatch=0, backend_error=0, backend_crash=0, interp_error=0, llvm_fallback=0)
     findings = []
     seen = set()
     shrunk = 0
@@ -1761,6 +1767,10 @@ def campaign(seeds, outdir, shrink_budget=300, max_shrink=8, backend_root=None, 
             t1 = time.time()
             status, detail, _ = runner.run(k)
             stats["passed" if status == "pass" else status] += 1
+            if runner.llvm_fallback:
+                # An LLVM assertion the worker contained: counted and logged, not a finding.
+                stats["llvm_fallback"] += 1
+                log("seed %d: LLVM aborted, compiled with a fallback pipeline: %s" % (seed, runner.llvm_fallback[:300]))
             if verbose or status not in ("pass",):
                 short = "" if status == "pass" else " " + _describe(status, detail)[:300]
                 log("seed %d: %s (%.1fs)%s" % (seed, status, time.time() - t1, short))
@@ -1784,7 +1794,8 @@ def campaign(seeds, outdir, shrink_budget=300, max_shrink=8, backend_root=None, 
             shutil.rmtree(workdir, ignore_errors=True)
     stats["time"] = time.time() - t0
     print("fuzz: %(kernels)d kernels, %(passed)d passed, %(mismatch)d mismatches, %(backend_error)d backend errors, "
-          "%(backend_crash)d backend crashes, %(interp_error)d interpreter errors, %(time).0fs" % stats, flush=True)
+          "%(backend_crash)d backend crashes, %(interp_error)d interpreter errors, %(llvm_fallback)d LLVM aborts "
+          "contained, %(time).0fs" % stats, flush=True)
     return stats, findings
 
 

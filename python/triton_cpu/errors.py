@@ -33,3 +33,12 @@ class UnsupportedError(RuntimeError):
         if name:
             msg += f"\n  (TTIR op '{name}')"
         return cls(msg, kernel, loc, name)
+
+
+class LLVMCrashError(RuntimeError):
+    """LLVM aborted (an assertion of llvmlite's LLVM) on a kernel we emitted: a compiler bug,
+    reported with LLVM's message instead of ending the user's process."""
+
+
+class LLVMFallbackWarning(UserWarning):
+    """LLVM aborted on a kernel with the O3 pipeline and a more conservative one compiled it."""

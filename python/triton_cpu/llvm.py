@@ -1,4 +1,7 @@
-"""LLVM through llvmlite: the host target, the O3 pipeline, assembly and shared objects."""
+"""LLVM through llvmlite: the host target, the O3 pipeline, assembly and shared objects.
+
+The `*_here` functions run LLVM in the calling process; `optimize` and `to_asm` run them in
+the LLVM worker process (llvm_worker.py), where an LLVM assertion cannot end the user's Python."""
 import functools
 import hashlib
 import os
@@ -56,17 +59,49 @@ def target_machine(h: Host):
                                         codemodel="default", jit=False)
 
 
-def optimize(ir_text: str, h: Host) -> str:
-    """Parses, verifies and runs LLVM's O3 pipeline for the host CPU; returns the IR text."""
+# LLVM pipelines `optimize` tries in order: a later one only when LLVM aborted on the previous
+# (an assertion of llvmlite's LLVM, see llvm_worker.py; LLVM 22's loop vectorizer trips one on
+# some scalar min/max reduction loops).
+PIPELINES = (
+    ("O3", dict(speed=3, loop_vectorize=True, slp_vectorize=True)),
+    ("O3 without the loop vectorizer", dict(speed=3, loop_vectorize=False, slp_vectorize=True)),
+    ("O1 without vectorizers", dict(speed=1, loop_vectorize=False, slp_vectorize=False)),
+)
+
+
+def optimize(ir_text: str, h: Host, kernel: str = "kernel") -> str:
+    """Parses, verifies and optimizes the module for the host CPU (LLVM's O3 pipeline) in the
+    LLVM worker process; returns the IR text. If LLVM aborts, retries with the next of
+    PIPELINES and warns (LLVMFallbackWarning); raises LLVMCrashError when all abort."""
+    from triton_cpu import llvm_worker
+    from triton_cpu.errors import LLVMCrashError, LLVMFallbackWarning
+    failures = []
+    for label, config in PIPELINES:
+        try:
+            out = llvm_worker.call("optimize", ir_text, h, config)
+        except llvm_worker.LLVMAborted as e:
+            failures.append(f"{label}: {e.detail}")
+            continue
+        if failures:
+            import warnings
+            warnings.warn(f"LLVM aborted optimizing kernel '{kernel}' ({failures[0]}); compiled it with "
+                          f"{label} instead: the results are right, the code may be slower",
+                          LLVMFallbackWarning, stacklevel=2)
+        return out
+    raise LLVMCrashError(f"LLVM aborted on kernel '{kernel}' with every pipeline tried:\n  " + "\n  ".join(failures))
+
+
+def optimize_here(ir_text: str, h: Host, config: dict) -> str:
+    """`optimize` with one pipeline, in this process."""
     _init()
     mod = llvm.parse_assembly(ir_text)
     mod.verify()
     tm = target_machine(h)
     mod.triple = h.triple
     mod.data_layout = str(tm.target_data)
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
+    pto = llvm.create_pipeline_tuning_options(speed_level=config["speed"])
+    pto.loop_vectorization = config["loop_vectorize"]
+    pto.slp_vectorization = config["slp_vectorize"]
     pto.loop_unrolling = True
     pb = llvm.create_pass_builder(tm, pto)
     pm = pb.getModulePassManager()
@@ -74,7 +109,17 @@ def optimize(ir_text: str, h: Host) -> str:
     return str(mod)
 
 
-def to_asm(ir_text: str, h: Host) -> str:
+def to_asm(ir_text: str, h: Host, kernel: str = "kernel") -> str:
+    """Assembly for the host CPU, generated in the LLVM worker; LLVMCrashError if LLVM aborts."""
+    from triton_cpu import llvm_worker
+    from triton_cpu.errors import LLVMCrashError
+    try:
+        return llvm_worker.call("asm", ir_text, h)
+    except llvm_worker.LLVMAborted as e:
+        raise LLVMCrashError(f"LLVM aborted generating code for kernel '{kernel}': {e.detail}") from None
+
+
+def asm_here(ir_text: str, h: Host) -> str:
     _init()
     mod = llvm.parse_assembly(ir_text)
     return target_machine(h).emit_assembly(mod)

@@ -66,5 +66,6 @@ def ttcir_to_llir(module, options, host) -> str:
     if isinstance(module, str):
         from triton_cpu.dialects.ttir import parse_ttir
         module = parse_ttir(module)
-    text = emit_llvm(module, kernel_name(module), vector_bits(options, host), getattr(options, "line_info", False))
-    return llvm.optimize(text, host)
+    name = kernel_name(module)
+    text = emit_llvm(module, name, vector_bits(options, host), getattr(options, "line_info", False))
+    return llvm.optimize(text, host, name)

@@ -188,7 +188,7 @@ class CPUBackend(BaseBackend):
     @staticmethod
     def make_asm(src, metadata, options, host):
         from triton_cpu import llvm
-        return llvm.to_asm(src, host)
+        return llvm.to_asm(src, host, metadata["name"])
 
     @staticmethod
     def make_so(src, metadata, options, host):
@@ -196,6 +196,10 @@ class CPUBackend(BaseBackend):
         return llvm.to_shared_object(metadata["name"], src, host)
 
     def add_stages(self, stages, options, language):
+        # Triton calls this on a cache miss, before its frontend: the LLVM worker process
+        # boots while the kernel is parsed and lowered.
+        from triton_cpu import llvm_worker
+        llvm_worker.start()
         if language != Language.TRITON:
             raise NotImplementedError("the CPU backend compiles Triton kernels only (not Gluon)")
         host = self.host

@@ -1,0 +1,132 @@
+"""LLVM runs in a worker process (triton_cpu/llvm_worker.py): an LLVM abort becomes an exception
+or a fallback compile, never the end of the user's process."""
+import multiprocessing
+import threading
+import warnings
+
+import pytest
+import torch
+
+import triton
+import triton.language as tl
+from triton_cpu import llvm, llvm_worker
+from triton_cpu.errors import LLVMCrashError, LLVMFallbackWarning
+
+SMALL_IR = """
+define float @f(float %a, float %b) {
+  %c = fadd float %a, %b
+  ret float %c
+}
+"""
+
+
+def test_an_abort_in_the_worker_is_an_exception_and_the_next_request_works():
+    with pytest.raises(llvm_worker.LLVMAborted) as err:
+        llvm_worker.call("abort")
+    assert err.value.returncode != 0
+    out = llvm.optimize(SMALL_IR, llvm.host())
+    assert "fadd float %a, %b" in out
+
+
+def test_llvm_errors_come_back_with_llvm_message():
+    with pytest.raises(RuntimeError, match="expected instruction opcode"):
+        llvm.optimize("define void @f() {\n  bogus\n}\n", llvm.host())
+
+
+def test_optimize_falls_back_to_the_next_pipeline_and_warns(monkeypatch):
+    tried = []
+    real_call = llvm_worker.call
+
+    def call(op, ir_text, host, config):
+        tried.append(config)
+        if config["loop_vectorize"]:
+            raise llvm_worker.LLVMAborted("LoopVectorize.cpp:1: Assertion `x' failed.", -6)
+        return real_call(op, ir_text, host, config)
+
+    monkeypatch.setattr(llvm_worker, "call", call)
+    with pytest.warns(LLVMFallbackWarning, match="kernel 'k'.*LoopVectorize.*without the loop vectorizer"):
+        out = llvm.optimize(SMALL_IR, llvm.host(), "k")
+    assert "fadd" in out
+    assert [c["loop_vectorize"] for c in tried] == [True, False]
+
+
+def test_optimize_reports_every_pipeline_when_all_abort(monkeypatch):
+    def call(op, *args):
+        raise llvm_worker.LLVMAborted("Pass.cpp:7: Assertion `y' failed.", -6)
+
+    monkeypatch.setattr(llvm_worker, "call", call)
+    with pytest.raises(LLVMCrashError) as err:
+        llvm.optimize(SMALL_IR, llvm.host(), "k")
+    assert str(err.value).count("Assertion `y' failed") == len(llvm.PIPELINES)
+    assert "kernel 'k'" in str(err.value)
+
+
+@triton.jit
+def min_all_axes_kernel(X, Y, S: tl.constexpr):
+    # Found by scripts/fuzz.py (seed 6579): LLVM 22's loop vectorizer asserts on the scalar
+    # min reduction loop of this kernel.
+    x = tl.load(X + tl.arange(0, 2)[:, None, None] * 32 + tl.arange(0, 16)[None, :, None] * S +
+                tl.arange(0, 1)[None, None, :])
+    tl.store(Y, tl.min(x, axis=None))
+
+
+def test_a_kernel_llvm_aborts_on_compiles_in_this_process():
+    x = (torch.arange(64) % 7 - 3).to(torch.bfloat16)
+    y = torch.zeros(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LLVMFallbackWarning)  # whether LLVM aborts depends on its version
+        min_all_axes_kernel[(1,)](x, y, S=1)
+    assert y.item() == torch.cat([x[0:16], x[32:48]]).float().min().item()
+
+
+def test_in_process_knob(monkeypatch):
+    monkeypatch.setenv("TRITON_CPU_LLVM_IN_PROCESS", "1")
+    assert llvm_worker.in_process()
+    assert "fadd" in llvm.optimize(SMALL_IR, llvm.host())
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, factor: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * factor)
+
+
+def _compile_in_child(queue):
+    x = torch.arange(16, dtype=torch.float32)
+    out = torch.empty(16)
+    scale_kernel[(1,)](x, out, factor=7.0, BLOCK=16)
+    queue.put(torch.equal(out, x * 7.0))
+
+
+def test_a_forked_child_compiles_with_its_own_worker():
+    llvm.optimize(SMALL_IR, llvm.host())  # the parent has a worker
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_compile_in_child, args=(queue,))
+    child.start()
+    child.join(120)
+    assert child.exitcode == 0
+    assert queue.get(timeout=5) is True
+    assert "fadd" in llvm.optimize(SMALL_IR, llvm.host())  # the parent's worker still answers
+
+
+def test_threads_compiling_different_kernels_at_once():
+    factors = [2.0, 3.0, 5.0, 11.0]
+    results, errors = {}, []
+    x = torch.arange(32, dtype=torch.float32)
+
+    def run(f):
+        try:
+            out = torch.empty(32)
+            scale_kernel[(1,)](x, out, factor=f, BLOCK=32)
+            results[f] = torch.equal(out, x * f)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(f, )) for f in factors]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert results == {f: True for f in factors}

@@ -1,0 +1,218 @@
+"""LLVM in a helper process, so that an LLVM assertion ends the helper and not the user's Python.
+
+llvmlite's LLVM is built with assertions enabled: when a pass trips one on a kernel we emit
+(LLVM 22's loop vectorizer does on some scalar min/max reduction loops), LLVM calls abort()
+and, run in-process, would take the user's interpreter with it (their notebook, training job,
+test session). The compile stages that run LLVM (`llvm.optimize`, `llvm.to_asm`) therefore send
+their IR to one long-lived worker process per user process. When the worker dies on a request
+the caller gets `LLVMAborted` carrying what LLVM printed, and the next request starts a fresh
+worker; `llvm.optimize` uses that to retry with a more conservative pipeline.
+
+Protocol: length-prefixed pickles over the worker's stdin and stdout, one request at a time (a
+lock serializes threads). The worker's stderr goes to a temporary file, copied to ours after
+each request and read for LLVM's message when the worker dies. The worker runs in its own
+session, so Ctrl-C reaches only the user's process; it exits when its stdin closes, i.e. when
+the user's process exits. A process forked from the user's starts its own worker.
+
+`TRITON_CPU_LLVM_IN_PROCESS=1` runs LLVM in the calling process instead (to debug LLVM itself
+under gdb); so does a Python whose `sys.executable` cannot be started.
+"""
+import atexit
+import builtins
+import os
+import pickle
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+
+_HEADER = struct.Struct("<Q")
+
+
+class LLVMAborted(RuntimeError):
+    """The worker process died while LLVM ran a request (an LLVM assertion or crash)."""
+
+    def __init__(self, detail: str, returncode: int):
+        self.detail = detail
+        self.returncode = returncode
+        super().__init__(f"LLVM worker exited with status {returncode}: {detail}")
+
+
+def _operations():
+    from triton_cpu import llvm
+    # "abort" does what a failing LLVM assertion does: tests use it to check the crash path.
+    return {"optimize": llvm.optimize_here, "asm": llvm.asm_here, "abort": os.abort}
+
+
+def in_process() -> bool:
+    return _spawn_failed or os.environ.get("TRITON_CPU_LLVM_IN_PROCESS", "0").lower() in ("1", "true", "on", "yes")
+
+
+def llvm_message(stderr: str) -> str:
+    """The line of an LLVM crash report that says what failed (assertion or fatal error)."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for marker in ("Assertion", "LLVM ERROR", "UNREACHABLE"):
+        for ln in lines:
+            if marker in ln:
+                # "python: /path/of/the/llvm/build/Pass.cpp:123: ..." -> "Pass.cpp:123: ..."
+                return re.sub(r"^\S+: /\S*/(?=[^/\s]+:\d+: )", "", ln)
+    return lines[-1] if lines else "no message"
+
+
+def _import_roots():
+    """Directories the worker needs on its path: where this package and llvmlite live."""
+    import llvmlite
+    roots = []
+    for mod in (sys.modules[__name__.split(".")[0]], llvmlite):
+        root = os.path.dirname(os.path.dirname(os.path.abspath(mod.__file__)))
+        if root not in roots:
+            roots.append(root)
+    return roots
+
+
+class _Worker:
+    def __init__(self):
+        self.owner = os.getpid()
+        self.stderr = tempfile.TemporaryFile()
+        self.forwarded = 0
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(_import_roots() + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        # -P: the current directory is not put first on the worker's path.
+        self.proc = subprocess.Popen([sys.executable, "-P", "-m", __name__], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr, env=env, close_fds=True,
+                                     start_new_session=True)
+
+    def alive(self) -> bool:
+        return self.owner == os.getpid() and self.proc.poll() is None
+
+    def request(self, op: str, args: tuple):
+        payload = pickle.dumps((op, args), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.proc.stdin.write(_HEADER.pack(len(payload)) + payload)
+            self.proc.stdin.flush()
+            head = self.proc.stdout.read(_HEADER.size)
+            body = self.proc.stdout.read(_HEADER.unpack(head)[0]) if len(head) == _HEADER.size else b""
+            if not body:
+                raise EOFError
+        except (BrokenPipeError, EOFError):
+            code = self.proc.wait()
+            raise LLVMAborted(llvm_message(self._new_stderr()), code) from None
+        except BaseException:
+            # Interrupted mid-request (KeyboardInterrupt): the reply would desynchronize the pipe.
+            self.close(kill=True)
+            raise
+        sys.stderr.write(self._new_stderr())
+        reply = pickle.loads(body)
+        if reply[0] == "ok":
+            return reply[1]
+        exc_type = getattr(builtins, reply[1], None)
+        if not (isinstance(exc_type, type) and issubclass(exc_type, Exception)):
+            exc_type = RuntimeError
+        raise exc_type(reply[2])
+
+    def _new_stderr(self) -> str:
+        self.stderr.seek(self.forwarded)
+        data = self.stderr.read()
+        self.forwarded += len(data)
+        return data.decode(errors="replace")
+
+    def close(self, kill=False):
+        if self.owner != os.getpid():
+            return  # a forked child must not stop its parent's worker
+        try:
+            if kill:
+                self.proc.kill()
+            else:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except Exception:
+            self.proc.kill()
+        self.stderr.close()
+
+
+_lock = threading.Lock()
+_worker = None
+_spawn_failed = False
+
+
+def _reset_after_fork():
+    global _lock, _worker
+    _lock = threading.Lock()  # another thread may have held it at fork time
+    _worker = None
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def _current() -> _Worker:
+    global _worker
+    if _worker is None or not _worker.alive():
+        if _worker is not None:
+            _worker.close(kill=True)
+        _worker = _Worker()
+    return _worker
+
+
+def start():
+    """Starts the worker ahead of its first request, so that its imports overlap our lowering."""
+    global _spawn_failed
+    if in_process():
+        return
+    with _lock:
+        try:
+            _current()
+        except OSError:
+            _spawn_failed = True
+
+
+def call(op: str, *args):
+    """Runs `llvm.<op>_here(*args)` in the worker (or here, see `in_process`); raises
+    LLVMAborted when LLVM ends the worker."""
+    global _worker, _spawn_failed
+    if not in_process():
+        with _lock:
+            try:
+                worker = _current()
+            except OSError:
+                _spawn_failed = True
+            else:
+                try:
+                    return worker.request(op, args)
+                except LLVMAborted:
+                    worker.close()
+                    _worker = None
+                    raise
+    return _operations()[op](*args)
+
+
+@atexit.register
+def _stop():
+    if _worker is not None:
+        _worker.close()
+
+
+def serve():
+    """The worker's loop: answers requests until its stdin closes."""
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything LLVM or Python prints goes to stderr, not into the replies
+    sys.stdout = sys.stderr
+    requests = sys.stdin.buffer
+    operations = _operations()
+    while True:
+        head = requests.read(_HEADER.size)
+        if len(head) < _HEADER.size:
+            return
+        op, args = pickle.loads(requests.read(_HEADER.unpack(head)[0]))
+        try:
+            reply = ("ok", operations[op](*args))
+        except Exception as e:  # reported to the caller, the worker goes on
+            reply = ("err", type(e).__name__, str(e))
+        data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        replies.write(_HEADER.pack(len(data)) + data)
+        replies.flush()
+
+
+if __name__ == "__main__":
+    serve()
