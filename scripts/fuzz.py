@@ -94,6 +94,10 @@ INTERPRETER_BUGS = [
     ("fp64 -> fp16/fp32 casts with fp_downcast_rounding='rtz'",
      "_convert_float fails: TypeError: ufunc 'left_shift' not supported for the input types."
      " rtz is generated for fp32->fp16 and fp32->bf16 only."),
+    ("fp32 -> fp16 casts with fp_downcast_rounding='rtz' of finite values beyond fp16's range",
+     "_convert_float clamps the exponent to the all-ones (infinity/NaN) code and keeps the mantissa:"
+     " 70000.0 gives NaN, not 65504.0 (rounding toward zero never reaches infinity; the backend gives"
+     " 65504.0). Such values are clamped to +-65504.0 before rtz casts to fp16."),
     ("the loop variable of a `for` loop is a Python int",
      "i.to(tl.int32) raises AttributeError: 'int' object has no attribute 'to'; compiled Triton gives a"
      " tensor. Loop bodies use i + tl.zeros((), tl.int32)."),
@@ -116,7 +120,7 @@ INTERPRETER_BUGS = [
      "not a defect, but undefined: Triton's combiner (value1 < value2 or tie) is not associative when"
      " NaN is present, so the result depends on the reduction tree; the interpreter uses np.nanargmin"
      " (ignores NaN), the backend returned the NaN's index 31 of 32. NaN is replaced by 0 first."),
-    ("tl.reduce(x, None, fn, keep_dims=True) with a user combine function",
+    ("tl.reduce(x, None, fn, keep_dims=True) with a user combine function (tl.xor_sum is one)",
      "the interpreter's result has rank 1 (shape [1]) instead of x's rank: a later scan over axis 1 fails"
      " with ValueError: axis 1 out of bounds. Such reductions drop keep_dims (tl.max/tl.sum keep it)."),
     ("libdevice functions (e.g. libdevice.tanh)",
@@ -796,8 +800,11 @@ class Gen:
         elif is_float(v.dt) and is_float(dt) and BITS[dt] < BITS[v.dt]:
             rule = "castdown"
             if (v.dt, dt) == ("fp32", "fp16") and self.r.random() < 0.3:
-                code = "tl.where(tl.abs({0}) < 1.1754943508222875e-38, {0} * 0.0, {0}).to(%s, " \
-                       "fp_downcast_rounding='rtz')" % TL[dt]
+                # Finite values beyond fp16's range are clamped to +-65504 (what rtz gives) first:
+                # see INTERPRETER_BUGS.
+                code = "tl.where(tl.abs({0}) < 1.1754943508222875e-38, {0} * 0.0, tl.where((tl.abs({0}) > 65504.0) & " \
+                       "(tl.abs({0}) <= 3.4028234663852886e38), tl.where({0} > 0, 65504.0, -65504.0), {0}))" \
+                       ".to(%s, fp_downcast_rounding='rtz')" % TL[dt]
                 tags.append("cast.rtz")
             else:
                 code = "{0}.to(%s)" % TL[dt]
@@ -1013,6 +1020,8 @@ class Gen:
             a = self.nonan(a)
             return self.expr("tl.%s({0}, %s%s)" % (kind, ax, kd), [a], "int32", sh, "prop", tags)
         if kind == "xor_sum":
+            if axis is None and keep:  # INTERPRETER_BUGS: xor_sum is a tl.reduce with a combiner
+                kd, sh = "", ()
             return self.expr("tl.xor_sum({0}, %s%s)" % (ax, kd), [a], a.dt, sh, "prop", tags)
         if kind == "reduce":
             if axis is None and keep:  # INTERPRETER_BUGS: the result has rank 1
@@ -1042,7 +1051,7 @@ class Gen:
         out1, out2 = self.name(), self.name()
         node = Node("expr", [out1, out2], [(a.dt, sh), (b.dt, sh)], [a.name, b.name],
                     "tl.reduce(({0}, {1}), %s, %s%s)" % (axis, fn, kd),
-                    rule=("red", nterms) if fn == "c_summax" else "prop", tags=tags)
+                    rule=("red", nterms) if fn == "c_summax" else "minmax", tags=tags)  # minmax: see op_scan
         acc1 = apply_rule(node.rule, [(a.acc, a.dt), (b.acc, b.dt)], a.dt)
         acc2 = apply_rule(node.rule, [(a.acc, a.dt), (b.acc, b.dt)], b.dt)
         if fn == "c_summax":
@@ -1062,7 +1071,15 @@ class Gen:
         kind = r.choice(["cumsum", "cumprod", "scan", "scan2"])
         if kind in ("cumsum", "cumprod"):
             dt = ("int32" if signed(a.dt) else "uint32") if is_int(a.dt) and BITS[a.dt] < 32 else a.dt
-            if kind == "cumprod" and is_float(a.dt) and n > 16:
+            if kind == "cumprod" and a.dt == "fp16":
+                # Evaluated in fp32 here (reductions.py), step by step in fp16 by the interpreter:
+                # a finite prefix product that overflows fp16 and is then multiplied by 0 is NaN
+                # there, 0 here. Products stay in range: fresh loads (|x| <= 8), 4 terms at most.
+                if n > 4:
+                    kind = "cumsum"
+                else:
+                    a = self.load(a.dt, a.sh)
+            elif kind == "cumprod" and is_float(a.dt) and n > 16:
                 kind = "cumsum"
             return self.expr("tl.%s({0}, axis=%d%s)" % (kind, axis, rv), [a], dt, a.sh, ("red", n), ["scan." + kind])
         if kind == "scan":
@@ -1077,7 +1094,8 @@ class Gen:
             a, b = self.nonan(a), self.nonan(b)
         self.k.helpers.add(fn)
         out1, out2 = self.name(), self.name()
-        rule = ("red", n) if fn == "c_summax" else "prop"
+        # lexmin: keys -0.0 and +0.0 tie, so which zero comes out depends on the combine order.
+        rule = ("red", n) if fn == "c_summax" else "minmax"
         node = Node("expr", [out1, out2], [(a.dt, a.sh), (b.dt, a.sh)], [a.name, b.name],
                     "tl.associative_scan(({0}, {1}), %d, %s%s)" % (axis, fn, rv), rule=rule, tags=["scan2." + fn])
         vals = self.add(node, [V(out1, a.dt, a.sh, apply_rule(rule, [(a.acc, a.dt), (b.acc, b.dt)], a.dt)),

@@ -79,6 +79,48 @@ def test_launches_from_many_threads_are_correct():
 
 
 @triton.jit
+def occupancy_kernel(running_ptr, peak_ptr, TARGET: tl.constexpr, POLLS: tl.constexpr):
+    # Each program counts itself in, then watches how many programs of this launch run at
+    # once until it has seen TARGET of them (or POLLS polls went by, when only fewer can run),
+    # and counts itself out; the launch's peak goes to peak_ptr.
+    now = tl.atomic_add(running_ptr, 1) + 1
+    peak = now
+    i = 0
+    while (i < POLLS) & (peak < TARGET):
+        now = tl.atomic_add(running_ptr, 0)
+        peak = tl.maximum(peak, now)
+        i += 1
+    tl.atomic_add(running_ptr, -1)
+    tl.atomic_max(peak_ptr, peak)
+
+
+def test_thread_count_is_respected_from_several_python_threads():
+    """Three Python threads launch at once, each asking for 2 threads: every launch has 2
+    of its programs running at the same time at some point, and never more."""
+    occupancy_kernel[(1,)](torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32), TARGET=2, POLLS=1)
+    peaks, errors = [], []
+
+    def run():
+        try:
+            for _ in range(3):
+                running = torch.zeros(1, dtype=torch.int32)
+                peak = torch.zeros(1, dtype=torch.int32)
+                occupancy_kernel[(4,)](running, peak, TARGET=2, POLLS=200_000_000, num_threads=2)
+                assert running.item() == 0
+                peaks.append(peak.item())
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert peaks == [2] * 9, peaks
+
+
+@triton.jit
 def wait_kernel(flag_ptr, out_ptr, LIMIT: tl.constexpr):
     # Spins until another launch sets the flag (or gives up after LIMIT polls).
     seen = tl.atomic_add(flag_ptr, 0)

@@ -618,6 +618,25 @@ def test_downcast_rounding_modes(dst):
     assert torch.all(nxt.float().abs() > x.abs())
 
 
+@pytest.mark.parametrize("dst", [torch.float16, torch.bfloat16], ids=str)
+def test_downcast_rtz_at_the_edges(dst):
+    """Finite values beyond the target's range round toward zero to its largest finite
+    value (not infinity); infinities, NaN, zeros and the largest finite values stay."""
+    big = torch.finfo(dst).max
+    vals = [70000.0, 1e30, 3.4e38, big, 65519.0, 65520.0, float("inf"), 0.0, -0.0, float("nan"), 1.0, 1e-30]
+    x = torch.tensor(vals + [-v for v in vals], dtype=torch.float32)
+    x = torch.cat([x, torch.zeros(64 - x.numel())])
+    rtne, rtz = torch.empty(64, dtype=dst), torch.empty(64, dtype=dst)
+    downcast_kernel[(1,)](x, rtne, rtz, BLOCK=64)
+    # Reference: round to nearest (torch), then one step toward zero where that went away from zero.
+    near = x.to(dst)
+    away = near.double().abs() > x.double().abs()
+    ref = torch.where(away, torch.nextafter(near, torch.zeros_like(near)), near)
+    nan = ref.isnan()
+    assert torch.equal(rtz.isnan(), nan)
+    assert torch.equal(rtz[~nan].view(torch.int16), ref[~nan].view(torch.int16)), (x, rtz, ref)
+
+
 @triton.jit
 def clamp_kernel(x_ptr, out_ptr, lo, hi, PROPAGATE: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
