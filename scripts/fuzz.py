@@ -672,7 +672,7 @@ class Gen:
             off = r.choice(["pid", "pid * 2 + 1", "3"])
             node = Node("load", [out], [(dt, sh)], [], "tl.load({P} + %s)" % off, rule="load", tags=["load.scalar"], buf=buf)
             return self.add(node, [V(out, dt, sh, raw=True)])
-        modes = ["contig", "contig", "perm", "scaled", "bcast", "masked", "masked"]
+        modes = ["contig", "contig", "perm", "scaled", "bcast", "masked", "masked", "wrapped"]
         if self.in_loop:
             modes += ["iter", "iter"]
         mode = mode or r.choice(modes)
@@ -691,6 +691,21 @@ class Gen:
         if mode == "iter":
             buf = self.new_buf(dt, region * G * 4)
             ptr = "{P} + (pid * 4 + %s) * %d + %s" % (self.loop_iv, region, offs)
+        elif mode == "wrapped":
+            # Offsets through % or // of values that go negative (the lowering assumes x >= 0
+            # for vector accesses and checks that at run time).
+            lin = offsets(sh, row_major(sh))
+            shift = r.choice([0, 5, 16, 32, 48])
+            if r.random() < 0.5:
+                m = r.choice([16, 32, 64])
+                region = 2 * m
+                offs = "((%s - %d) %% %d + %d)" % (lin, shift, m, m)
+            else:
+                d = r.choice([2, 16, 32])
+                region = (numel(sh) + shift) // d + 2
+                offs = "((%s - %d) // %d + %d)" % (lin, shift, d, shift // d + 1)
+            buf = self.new_buf(dt, region * G)
+            ptr = "{P} + pid * %d + %s" % (region, offs)
         else:
             buf = self.new_buf(dt, region * G)
             ptr = "{P} + pid * %d + %s" % (region, offs)

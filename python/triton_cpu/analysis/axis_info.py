@@ -7,7 +7,9 @@ rank 1) and each dimension d:
   divisibility[d] the first value of each run is a multiple of this (pointers:
                   in bytes), a power of two;
   constancy[d]    the values form runs of this many equal values along d.
-All three are powers of two dividing the dimension. The lowering uses the last
+All three are powers of two dividing the dimension. `nonneg` says every value is >= 0
+(program ids, aranges and what + and * make of them), assuming, as Triton's own analysis
+and the contiguity above do, that index arithmetic does not overflow. The lowering uses the last
 dimension to pick a vector load, a scalar broadcast or a gather.
 """
 from dataclasses import dataclass
@@ -55,6 +57,7 @@ class AxisInfo:
     divisibility: tuple[int, ...]
     constancy: tuple[int, ...]
     value: int | None = None  # the value of every element, when known at compile time
+    nonneg: bool = False  # every element is >= 0
 
     @staticmethod
     def unknown(shape) -> "AxisInfo":
@@ -64,7 +67,7 @@ class AxisInfo:
     @staticmethod
     def constant(shape, value: int | None) -> "AxisInfo":
         d = _pow2_divisor(value) if value is not None else 1
-        return AxisInfo((1,) * len(shape), (d,) * len(shape), tuple(shape), value)
+        return AxisInfo((1,) * len(shape), (d,) * len(shape), tuple(shape), value, value is not None and value >= 0)
 
 
 def attr(op, name):
@@ -84,13 +87,18 @@ def _join(a: AxisInfo, b: AxisInfo) -> AxisInfo:
     return AxisInfo(tuple(gcd(x, y) for x, y in zip(a.contiguity, b.contiguity)),
                     tuple(gcd(x, y) for x, y in zip(a.divisibility, b.divisibility)),
                     tuple(gcd(x, y) for x, y in zip(a.constancy, b.constancy)),
-                    a.value if a.value == b.value else None)
+                    a.value if a.value == b.value else None, a.nonneg and b.nonneg)
 
 
 class AxisInfoAnalysis:
-    """Computes AxisInfo lazily, on demand, for values of a TTIR function."""
+    """Computes AxisInfo lazily, on demand, for values of a TTIR function.
 
-    def __init__(self):
+    `optimistic`: signed x % m and x // m keep the runs of x as if x were >= 0 even where
+    that is not proven (Triton's GPU analysis always does). What it claims is an
+    assumption: the lowering checks it at run time before it relies on it."""
+
+    def __init__(self, optimistic: bool = False):
+        self.optimistic = optimistic
         self.cache: dict[SSAValue, AxisInfo] = {}
 
     def get(self, value: SSAValue) -> AxisInfo:
@@ -159,11 +167,16 @@ class AxisInfoAnalysis:
 
     def _tt_make_range(self, op, shape):
         start = _int_value(attr(op, "start")) or 0
-        return AxisInfo((shape[0],), (_pow2_divisor(start),), (1,))
+        return AxisInfo((shape[0],), (_pow2_divisor(start),), (1,), nonneg=start >= 0)
+
+    def _tt_get_program_id(self, op, shape):
+        return AxisInfo((1,), (1,), (1,), nonneg=True)
+
+    _tt_get_num_programs = _tt_get_program_id
 
     def _tt_splat(self, op, shape):
         src = self.get(op.operands[0])
-        return AxisInfo((1,) * len(shape), (src.divisibility[0],) * len(shape), tuple(shape), src.value)
+        return AxisInfo((1,) * len(shape), (src.divisibility[0],) * len(shape), tuple(shape), src.value, src.nonneg)
 
     def _tt_expand_dims(self, op, shape):
         src = self.get(op.operands[0])
@@ -178,7 +191,7 @@ class AxisInfoAnalysis:
         c.insert(axis, 1)
         d.insert(axis, elem_div)
         k.insert(axis, 1)
-        return AxisInfo(tuple(c), tuple(d), tuple(k))
+        return AxisInfo(tuple(c), tuple(d), tuple(k), nonneg=src.nonneg)
 
     def _tt_broadcast(self, op, shape):
         src = self.get(op.operands[0])
@@ -195,7 +208,7 @@ class AxisInfoAnalysis:
                 c.append(src.contiguity[i])
                 d.append(src.divisibility[i])
                 k.append(src.constancy[i])
-        return AxisInfo(tuple(c), tuple(d), tuple(k))
+        return AxisInfo(tuple(c), tuple(d), tuple(k), nonneg=src.nonneg)
 
     def _binary(self, op):
         return self.get(op.operands[0]), self.get(op.operands[1])
@@ -213,7 +226,8 @@ class AxisInfoAnalysis:
         lhs, rhs = self._binary(op)
         if lhs.value is not None and rhs.value is not None:
             return AxisInfo.constant(shape, lhs.value + rhs.value)
-        return self._add(lhs, rhs)
+        out = self._add(lhs, rhs)
+        return AxisInfo(out.contiguity, out.divisibility, out.constancy, nonneg=lhs.nonneg and rhs.nonneg)
 
     def _arith_subi(self, op, shape):
         lhs, rhs = self._binary(op)
@@ -241,7 +255,7 @@ class AxisInfoAnalysis:
                 return a
         k = tuple(gcd(lhs.constancy[i], rhs.constancy[i]) for i in range(n))
         d = tuple(min(lhs.divisibility[i] * rhs.divisibility[i], MAX_DIV) for i in range(n))
-        return AxisInfo((1,) * n, d, k)
+        return AxisInfo((1,) * n, d, k, nonneg=lhs.nonneg and rhs.nonneg)
 
     def _elementwise(self, op, shape):
         k = None
@@ -253,13 +267,62 @@ class AxisInfoAnalysis:
         return AxisInfo((1,) * len(shape), (1,) * len(shape), k)
 
     _arith_cmpi = _arith_cmpf = _arith_select = _arith_andi = _arith_ori = _arith_xori = _elementwise
-    _arith_divsi = _arith_divui = _arith_remsi = _arith_remui = _elementwise
+
+    @staticmethod
+    def _aligned_run(lhs, rhs, i) -> int:
+        """Runs of consecutive x (x % m, x // m) that start at a multiple of their length
+        and over which m is one multiple of that length: no multiple of m lies inside one,
+        so x % m stays consecutive and x // m constant over it (for x >= 0)."""
+        return gcd(lhs.contiguity[i], lhs.divisibility[i], rhs.divisibility[i], rhs.constancy[i])
+
+    def _rem(self, op, shape, signed):
+        # Signed: -16 % 16 == 0 but -15 % 16 == -15, so runs of negative x break inside.
+        lhs, rhs = self._binary(op)
+        c, d, k = [], [], []
+        for i in range(len(shape)):
+            run = self._aligned_run(lhs, rhs, i) if lhs.nonneg or not signed or self.optimistic else 1
+            # x - q*m: divisible by what divides both, at the start of an operand's run.
+            div = gcd(lhs.divisibility[i], rhs.divisibility[i])
+            c.append(run)
+            d.append(gcd(div, run) if max(lhs.contiguity[i], rhs.contiguity[i]) > run else div)
+            k.append(gcd(lhs.constancy[i], rhs.constancy[i]))
+        return AxisInfo(tuple(c), tuple(d), tuple(k), nonneg=lhs.nonneg)
+
+    def _arith_remsi(self, op, shape):
+        return self._rem(op, shape, signed=True)
+
+    def _arith_remui(self, op, shape):
+        return self._rem(op, shape, signed=False)
+
+    def _div(self, op, shape, signed):
+        lhs, rhs = self._binary(op)
+        k = []
+        for i in range(len(shape)):
+            # (The sign of m does not matter: x // -m == -(x // m) for x >= 0.)
+            run = self._aligned_run(lhs, rhs, i) if lhs.nonneg or not signed or self.optimistic else 1
+            k.append(max(run, gcd(lhs.constancy[i], rhs.constancy[i])))
+        n = len(shape)
+        return AxisInfo((1,) * n, (1,) * n, tuple(k), nonneg=lhs.nonneg and rhs.nonneg)
+
+    def _arith_divsi(self, op, shape):
+        return self._div(op, shape, signed=True)
+
+    def _arith_divui(self, op, shape):
+        return self._div(op, shape, signed=False)
     _tt_load = _elementwise
 
     def _passthrough(self, op, shape):
         return self.get(op.operands[0])
 
-    _arith_extsi = _arith_extui = _arith_trunci = _arith_index_cast = _passthrough
+    _arith_extsi = _arith_index_cast = _passthrough
+
+    def _arith_extui(self, op, shape):
+        src = self.get(op.operands[0])
+        return AxisInfo(src.contiguity, src.divisibility, src.constancy, src.value, True)
+
+    def _arith_trunci(self, op, shape):
+        src = self.get(op.operands[0])  # may wrap to negative values
+        return AxisInfo(src.contiguity, src.divisibility, src.constancy)
 
     def _tt_int_to_ptr(self, op, shape):
         return self.get(op.operands[0])

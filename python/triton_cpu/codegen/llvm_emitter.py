@@ -984,6 +984,18 @@ class FunctionEmitter:
             p = cg.splat(self.builder, p, off.type.count)
         return self.builder.gep(p, [off], source_etype=elem)
 
+    def op_tcpu_is_contiguous(self, op):
+        b = self.builder
+        ptrs = self.v(op.ptrs)
+        n = ptrs.type.count
+        size = self.me.scalar_type(elem_of(op.ptrs.type).parameters[0], memory=True)
+        step = _nbytes(size)
+        addrs = b.ptrtoint(ptrs, ir.VectorType(cg.I64, n))
+        first = cg.splat(b, b.extract_element(addrs, ir.Constant(cg.I32, 0)), n)
+        want = ir.Constant(ir.VectorType(cg.I64, n), [ir.Constant(cg.I64, k * step) for k in range(n)])
+        same = b.icmp_unsigned("==", b.sub(addrs, first), want)
+        return b.icmp_unsigned("==", b.bitcast(same, ir.IntType(n)), ir.Constant(ir.IntType(n), (1 << n) - 1))
+
     def op_tcpu_ptr_to_int(self, op):
         return self.builder.ptrtoint(self.v(op.operands[0]), self._dst(op))
 

@@ -71,6 +71,21 @@ class AddPtrOp(IRDLOperation):
         super().__init__(operands=[ptr, offset], result_types=[result_type])
 
 
+@irdl_op_definition
+class IsContiguousOp(IRDLOperation):
+    """True when lane k of a vector of pointers points k elements past lane 0, for every
+    lane: a vector access at lane 0's address then touches what a gather or scatter would.
+    Guards the vector accesses the lowering takes on an assumption it cannot prove
+    (see `TileEmitter.speculative`)."""
+    name = "tcpu.is_contiguous"
+    ptrs = operand_def(VectorType)
+    result = result_def(IntegerType)
+    traits = traits_def(Pure())
+
+    def __init__(self, ptrs: SSAValue):
+        super().__init__(operands=[ptrs], result_types=[IntegerType(1)])
+
+
 class _CastOp(IRDLOperation):
     source = operand_def()
     result = result_def()
@@ -350,7 +365,7 @@ class BoundsCheckOp(IRDLOperation):
 
 TCPU = Dialect(
     "tcpu",
-    [ProgramIdOp, NumProgramsOp, IotaOp, AddPtrOp, PtrToIntOp, IntToPtrOp, BitcastOp, FpToFpOp,
+    [ProgramIdOp, NumProgramsOp, IotaOp, AddPtrOp, IsContiguousOp, PtrToIntOp, IntToPtrOp, BitcastOp, FpToFpOp,
      MulhiUIOp, ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp, PrintOp,
      AssertOp, AtomicRMWOp, AtomicCASOp, ClockOp, AtomicPollOp, BoundsCheckOp],
     [],

@@ -100,6 +100,30 @@ class TileEmitter:
         blk.add_op(scf.YieldOp(*yielded))
         return list(loop.results)
 
+    def if_else(self, cond: SSAValue, result_types, then_body, else_body):
+        """Emits `scf.if`; each body(child_emitter) returns the values to yield. Returns
+        the if's results."""
+        blocks = []
+        for body in (then_body, else_body):
+            blk = Block()
+            yielded = body(TileEmitter(self.low, blk))
+            blk.add_op(scf.YieldOp(*yielded))
+            blocks.append(blk)
+        op = scf.IfOp(cond, list(result_types), [blocks[0]], [blocks[1]])
+        self.emit(op)
+        return list(op.results)
+
+    def speculative(self, ptr: SSAValue, idx, width, lane, result_types, vector_access, lane_access):
+        """A vector access at lane 0's address when the `width` lanes' pointers are
+        consecutive at run time, else one access per lane: for pointers whose contiguity
+        rests on an assumption of the analysis (x % m and x // m of an x not proven >= 0,
+        see AxisInfoAnalysis). `vector_access(emitter, p0)` and `lane_access(emitter,
+        ptrs)` return the values to yield, of `result_types`."""
+        ptrs = self.value(ptr, idx, width, lane)
+        ok = self.emit(tcpu.IsContiguousOp(ptrs))
+        p0 = self.emit(vector.ExtractOp(ptrs, [0], ptrs.type.element_type))
+        return self.if_else(ok, result_types, lambda e: vector_access(e, p0), lambda e: lane_access(e, ptrs))
+
     def const_index(self, v: int) -> SSAValue:
         key = ("cidx", v)
         if key not in self.cache:
@@ -247,15 +271,21 @@ class TileEmitter:
         if width == 1:
             return self.emit(tcpu.LoadOp(self.value(ptr, idx, 1), elem, m, o))
         info = self.low.axis.get(ptr)
+        vt = VectorType(elem, [width])
         if info.contiguity[lane] >= width:
             align = self.low.alignment(ptr, width, lane)
             p0 = self.value(ptr, idx, 1)
-            return self.emit(tcpu.VLoadOp(p0, VectorType(elem, [width]), m, o, align))
+            return self.emit(tcpu.VLoadOp(p0, vt, m, o, align))
         if info.constancy[lane] >= width and (mask is None or self.low.axis.get(mask).constancy[lane] >= width):
             # One address for all lanes: load once, splat (and so never touch memory twice).
             s = self.value(op.results[0], idx, 1)
-            return self.emit(vector.BroadcastOp(s, VectorType(elem, [width])))
-        return self.emit(tcpu.GatherOp(self.value(ptr, idx, width, lane), VectorType(elem, [width]), m, o))
+            return self.emit(vector.BroadcastOp(s, vt))
+        if self.low.axis_assumed.get(ptr).contiguity[lane] >= width:
+            align = self.low.alignment(ptr, width, lane)
+            return self.speculative(ptr, idx, width, lane, [vt],
+                                    lambda e, p0: [e.emit(tcpu.VLoadOp(p0, vt, m, o, align))],
+                                    lambda e, ptrs: [e.emit(tcpu.GatherOp(ptrs, vt, m, o))])[0]
+        return self.emit(tcpu.GatherOp(self.value(ptr, idx, width, lane), vt, m, o))
 
 
 class FuncLowering:
@@ -266,6 +296,7 @@ class FuncLowering:
         self.func = func_op
         self.config = config
         self.axis = AxisInfoAnalysis()
+        self.axis_assumed = AxisInfoAnalysis(optimistic=True)  # claims checked at run time
         self.kernel = func_op.properties["sym_name"].data
         self.buffers: dict[SSAValue, SSAValue] = {}  # materialized tensor -> its memref
         self.carried: dict[Operation, dict[int, SSAValue]] = {}  # scf op -> result index -> buffer
@@ -463,6 +494,17 @@ class FuncLowering:
                 em.emit(tcpu.VStoreOp(em.value(ptr, idx, 1), v, m, self.alignment(ptr, vl)))
             elif vl == 1:
                 em.emit(tcpu.StoreOp(em.value(ptr, idx, 1), v, m))
+            elif self.axis_assumed.get(ptr).contiguity[-1] >= vl:
+                align = self.alignment(ptr, vl)
+
+                def vector_store(e, p0):
+                    e.emit(tcpu.VStoreOp(p0, v, m, align))
+                    return []
+
+                def scatter(e, ptrs):
+                    e.emit(tcpu.ScatterOp(ptrs, v, m))
+                    return []
+                em.speculative(ptr, idx, vl, -1, [], vector_store, scatter)
             else:
                 em.emit(tcpu.ScatterOp(em.value(ptr, idx, vl), v, m))
 

@@ -1,0 +1,105 @@
+"""Offsets through % and // (the tutorials' `rn % N`, grouped tiles): vector accesses where the
+axis analysis proves them, run-time-checked ones where it has to assume x >= 0, and the
+per-lane fallback when the assumption fails (negative x). Against torch's elementwise
+results (torch.fmod and truncating division match Triton's signed % and //)."""
+import pytest
+import torch
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def wrapped_copy(x_ptr, y_ptr, shift, m, BLOCK: tl.constexpr):
+    # x % m of x = offs - shift, which is negative in the first program when shift > 0.
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    src = (offs - shift) % m
+    tl.store(y_ptr + offs, tl.load(x_ptr + src + 64))
+
+
+@triton.jit
+def wrapped_store(x_ptr, y_ptr, shift, m, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    dst = (offs - shift) % m
+    tl.store(y_ptr + dst + 64, tl.load(x_ptr + offs), mask=offs < m)
+
+
+@triton.jit
+def quotient_gather(x_ptr, y_ptr, shift, m, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + (offs - shift) // m + 64))
+
+
+SHIFTS = [0, 5, 16, 32, 48, 64, 100, 128]  # multiples of 16 compile to the checked vector path
+
+
+def _lanes(shift):
+    return torch.arange(128) - shift
+
+
+@pytest.mark.parametrize("shift", SHIFTS)
+def test_remainder_offsets_of_maybe_negative_values(shift):
+    x = torch.arange(256, dtype=torch.float32)
+    y = torch.empty(128)
+    wrapped_copy[(2,)](x, y, shift, 32, BLOCK=64)
+    assert torch.equal(y, x[torch.fmod(_lanes(shift), 32) + 64])
+
+
+@pytest.mark.parametrize("shift", SHIFTS)
+def test_remainder_offsets_in_stores(shift):
+    x = torch.arange(128, dtype=torch.float32) + 1000
+    y = torch.zeros(256)
+    wrapped_store[(2,)](x, y, shift, 32, BLOCK=64)
+    ref = torch.zeros(256)
+    idx = torch.fmod(_lanes(shift), 32)[:32] + 64  # lanes 0..31 store (mask offs < m)
+    ref[idx] = x[:32]  # distinct targets within one program's 32 lanes
+    assert torch.equal(y, ref)
+
+
+@pytest.mark.parametrize("shift", SHIFTS)
+def test_quotient_offsets(shift):
+    x = torch.arange(256, dtype=torch.float32)
+    y = torch.empty(128)
+    quotient_gather[(2,)](x, y, shift, 16, BLOCK=64)
+    assert torch.equal(y, x[torch.div(_lanes(shift), 16, rounding_mode="trunc") + 64])
+
+
+@triton.jit
+def grouped_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                   GROUP: tl.constexpr):
+    # The tiles of the matmul tutorial: grouped program ids, then `% M` and `% N` offsets.
+    # The group arithmetic divides by values whose sign depends on M and N, so the
+    # analysis cannot prove rn >= 0: B's tiles take the run-time-checked vector path.
+    pid = tl.program_id(0)
+    tiles_m, tiles_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+    per_group = GROUP * tiles_n
+    first_m = (pid // per_group) * GROUP
+    rows = min(tiles_m - first_m, GROUP)
+    pid_m = first_m + (pid % per_group) % rows
+    pid_n = (pid % per_group) // rows
+    rm = (pid_m * BM + tl.arange(0, BM)) % M
+    rn = (pid_n * BN + tl.arange(0, BN)) % N
+    rk = tl.arange(0, BK)
+    a = a_ptr + rm[:, None] * K + rk[None, :]
+    b = b_ptr + rk[:, None] * N + rn[None, :]
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, K, BK):
+        acc += tl.dot(tl.load(a, mask=rk[None, :] < K - k), tl.load(b, mask=rk[:, None] < K - k))
+        a += BK
+        b += BK * N
+    cm = pid_m * BM + tl.arange(0, BM)
+    cn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + cm[:, None] * N + cn[None, :], acc, mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+def test_tutorial_matmul_tiles_take_the_checked_vector_path(tmp_path, monkeypatch):
+    from triton import knobs
+    monkeypatch.setattr(knobs.compilation, "always_compile", True)
+    monkeypatch.setattr(knobs.compilation, "dump_ir", True)
+    monkeypatch.setattr(knobs.cache, "dump_dir", str(tmp_path))
+    a, b = torch.randn(64, 96), torch.randn(96, 80)
+    c = torch.empty(64, 80)
+    grouped_matmul[(2 * 3,)](a, b, c, 64, 80, 96, BM=32, BN=32, BK=32, GROUP=2)
+    torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
+    ttcir = "".join(p.read_text() for p in tmp_path.rglob("*.ttcir"))
+    assert "tcpu.is_contiguous" in ttcir

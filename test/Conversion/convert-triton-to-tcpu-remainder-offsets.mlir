@@ -1,0 +1,66 @@
+// RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=256}' | FileCheck %s
+
+// Offsets through x % m and x // m (the tutorials' `rn % N`). When x is proven >= 0
+// (program ids, aranges, their sums and products) a run of consecutive x that starts at a
+// multiple of its length, with m a multiple of that length, stays consecutive under % and
+// constant under //: a plain vector load, a scalar load broadcast.
+// CHECK-LABEL: func.func public @proven
+// CHECK-NOT: tcpu.is_contiguous
+// CHECK-NOT: tcpu.gather
+// CHECK: "tcpu.vload"
+// CHECK: "tcpu.load"
+// CHECK: vector.broadcast
+// CHECK-NOT: tcpu.gather
+tt.func public @proven(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32> {tt.divisibility = 16 : i32},
+                       %m: i32 {tt.divisibility = 16 : i32}) {
+  %pid = tt.get_program_id x : i32
+  %c16 = arith.constant 16 : i32
+  %base = arith.muli %pid, %c16 : i32
+  %bs = tt.splat %base : i32 -> tensor<16xi32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %offs = arith.addi %bs, %r : tensor<16xi32>
+  %ms = tt.splat %m : i32 -> tensor<16xi32>
+  %wrapped = arith.remsi %offs, %ms : tensor<16xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %wrapped : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %a = tt.load %xp : tensor<16x!tt.ptr<f32>>
+  %q = arith.divsi %offs, %ms : tensor<16xi32>
+  %qp = tt.addptr %xs, %q : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %b = tt.load %qp : tensor<16x!tt.ptr<f32>>
+  %s = arith.addf %a, %b : tensor<16xf32>
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %yp = tt.addptr %ys, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  tt.store %yp, %s : tensor<16x!tt.ptr<f32>>
+  tt.return
+}
+
+// x = arange - s may be negative, and -32 % 32 == 0 but -31 % 32 == -31: consecutive
+// only if the run holds no negative multiple of m. The lowering checks the lanes'
+// pointers at run time and falls back to a gather (a scatter for stores).
+// CHECK-LABEL: func.func public @assumed
+// CHECK: %[[PTRS:.*]] = "tcpu.addptr"(%{{.*}}, %{{.*}}) : (vector<16x!tt.ptr<f32>>, vector<16xi32>) -> vector<16x!tt.ptr<f32>>
+// CHECK: %[[OK:.*]] = "tcpu.is_contiguous"(%[[PTRS]]) : (vector<16x!tt.ptr<f32>>) -> i1
+// CHECK: %[[P0:.*]] = vector.extract %[[PTRS]][0]
+// CHECK: scf.if %[[OK]] -> (vector<16xf32>) {
+// CHECK:   "tcpu.vload"(%[[P0]])
+// CHECK: } else {
+// CHECK:   "tcpu.gather"(%[[PTRS]])
+// CHECK: "tcpu.is_contiguous"
+// CHECK: scf.if
+// CHECK:   "tcpu.vstore"
+// CHECK: } else {
+// CHECK:   "tcpu.scatter"
+tt.func public @assumed(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %s: i32 {tt.divisibility = 16 : i32},
+                        %m: i32 {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %ss = tt.splat %s : i32 -> tensor<16xi32>
+  %offs = arith.subi %r, %ss : tensor<16xi32>
+  %ms = tt.splat %m : i32 -> tensor<16xi32>
+  %wrapped = arith.remsi %offs, %ms : tensor<16xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %wrapped : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %a = tt.load %xp : tensor<16x!tt.ptr<f32>>
+  %d = arith.addf %a, %a : tensor<16xf32>
+  tt.store %xp, %d : tensor<16x!tt.ptr<f32>>
+  tt.return
+}
