@@ -18,7 +18,9 @@ address of a contiguous access). This module evaluates splat, make_range, consta
 loads and elementwise ops itself and shape ops through `shape_ops.FUSED`. Loads use the
 axis analysis on their pointer: contiguous along the lane dimension gives
 `tcpu.vload`/`tcpu.vstore` at one scalar address, a pointer constant along it a scalar
-load broadcast to the lanes, anything else a gather/scatter.
+load broadcast to the lanes, contiguous only if an unproven x >= 0 holds (offsets through
+x % m) a vector access behind a run-time `tcpu.is_contiguous` check, anything else a
+gather/scatter.
 
 `FuncLowering.materialization_plan` decides what is computed once (a load that a write
 may separate from a consumer, an expensive value with several consumers); the
