@@ -79,8 +79,9 @@ class _Worker:
         self.forwarded = 0
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(_import_roots() + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        # -P: the current directory is not put first on the worker's path.
-        self.proc = subprocess.Popen([sys.executable, "-P", "-m", __name__], stdin=subprocess.PIPE,
+        # -P (Python 3.11+): the current directory is not put first on the worker's path.
+        flags = ["-P"] if sys.version_info >= (3, 11) else []
+        self.proc = subprocess.Popen([sys.executable, *flags, "-m", __name__], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr, env=env, close_fds=True,
                                      start_new_session=True)
 

@@ -318,7 +318,8 @@ class AxisInfoAnalysis:
 
     def _arith_extui(self, op, shape):
         src = self.get(op.operands[0])
-        return AxisInfo(src.contiguity, src.divisibility, src.constancy, src.value, True)
+        value = src.value if src.value is None or src.value >= 0 else None  # -1 (i8) becomes 255
+        return AxisInfo(src.contiguity, src.divisibility, src.constancy, value, True)
 
     def _arith_trunci(self, op, shape):
         src = self.get(op.operands[0])  # may wrap to negative values
