@@ -38,6 +38,30 @@ torch.save(results, sys.argv[1])
 """
 
 
+def run_in_threads(*targets):
+    """Runs each callable on its own thread, all at once, and waits for them; then raises
+    the first exception any of them raised (a thread's exception would otherwise only be
+    printed, and the test pass)."""
+    import threading
+    errors = []
+
+    def guarded(fn):
+        def run():
+            try:
+                fn()
+            except BaseException as e:  # re-raised below, in the test's thread
+                errors.append(e)
+        return run
+
+    threads = [threading.Thread(target=guarded(fn)) for fn in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
 def source_line(kernel, needle: str, nth: int = 0) -> tuple[int, int]:
     """(line, column) in its file of the `nth` occurrence of `needle` inside the @triton.jit
     `kernel`'s source, 1-based."""

@@ -4,7 +4,6 @@ the tensor argument its pointer derives from; a violation is not performed and t
 raises RuntimeError naming the access, the kernel, the line, the program, the argument and
 the offset. Masked-off lanes are never reported; the next launch works."""
 import re
-import threading
 
 import pytest
 import torch
@@ -12,7 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
-from conftest import source_line
+from conftest import run_in_threads, source_line
 
 
 @triton.jit
@@ -261,10 +260,6 @@ def test_concurrent_launches_see_only_their_own_violations():
             ok.append(True)
 
     add_kernel[(4,)](*good, n, BLOCK=1024, bounds_check=True)  # compile first
-    threads = [threading.Thread(target=bad_launches), threading.Thread(target=good_launches)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(bad_launches, good_launches)
     assert len(errors) == 50 and len(ok) == 50
     assert all(re.search(r"first of 1024 violations$", e) for e in errors)

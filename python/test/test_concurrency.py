@@ -1,4 +1,5 @@
 """Thread and process safety of launches and of the compile cache, and edge launches."""
+import functools
 import os
 import subprocess
 import sys
@@ -10,6 +11,8 @@ import torch
 
 import triton
 import triton.language as tl
+
+from conftest import run_in_threads
 
 
 @triton.jit
@@ -39,11 +42,7 @@ def test_assert_failures_are_per_launch_across_threads():
             except RuntimeError as e:
                 seen[name].append(str(e))
 
-    threads = [threading.Thread(target=run, args=("bad", bad)), threading.Thread(target=run, args=("good", good))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(lambda: run("bad", bad), lambda: run("good", good))
     assert seen["good"] == [None] * rounds
     assert len(seen["bad"]) == rounds
     assert all(m is not None and "block: [5, 0, 0]" in m and "x must not be negative" in m for m in seen["bad"])
@@ -70,11 +69,7 @@ def test_launches_from_many_threads_are_correct():
             if not torch.equal(out, x + y):
                 failures.append(seed)
 
-    threads = [threading.Thread(target=run, args=(s,)) for s in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(*(functools.partial(run, s) for s in range(6)))
     assert failures == []
 
 
@@ -98,25 +93,17 @@ def test_thread_count_is_respected_from_several_python_threads():
     """Three Python threads launch at once, each asking for 2 threads: every launch has 2
     of its programs running at the same time at some point, and never more."""
     occupancy_kernel[(1,)](torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32), TARGET=2, POLLS=1)
-    peaks, errors = [], []
+    peaks = []
 
     def run():
-        try:
-            for _ in range(3):
-                running = torch.zeros(1, dtype=torch.int32)
-                peak = torch.zeros(1, dtype=torch.int32)
-                occupancy_kernel[(4,)](running, peak, TARGET=2, POLLS=200_000_000, num_threads=2)
-                assert running.item() == 0
-                peaks.append(peak.item())
-        except Exception as e:  # reported below
-            errors.append(e)
+        for _ in range(3):
+            running = torch.zeros(1, dtype=torch.int32)
+            peak = torch.zeros(1, dtype=torch.int32)
+            occupancy_kernel[(4,)](running, peak, TARGET=2, POLLS=200_000_000, num_threads=2)
+            assert running.item() == 0
+            peaks.append(peak.item())
 
-    threads = [threading.Thread(target=run) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_in_threads(run, run, run)
     assert peaks == [2] * 9, peaks
 
 

@@ -1,7 +1,7 @@
 """LLVM runs in a worker process (triton_cpu/llvm_worker.py): an LLVM abort becomes an exception
 or a fallback compile, never the end of the user's process."""
+import functools
 import multiprocessing
-import threading
 import warnings
 
 import pytest
@@ -11,6 +11,8 @@ import triton
 import triton.language as tl
 from triton_cpu import llvm, llvm_worker
 from triton_cpu.errors import LLVMCrashError, LLVMFallbackWarning
+
+from conftest import run_in_threads
 
 SMALL_IR = """
 define float @f(float %a, float %b) {
@@ -80,7 +82,11 @@ def test_a_kernel_llvm_aborts_on_compiles_in_this_process():
 
 
 def test_in_process_knob(monkeypatch):
+    def no_worker(*args):
+        raise AssertionError("the LLVM worker was used despite TRITON_CPU_LLVM_IN_PROCESS=1")
+
     monkeypatch.setenv("TRITON_CPU_LLVM_IN_PROCESS", "1")
+    monkeypatch.setattr(llvm_worker, "_current", no_worker)
     assert llvm_worker.in_process()
     assert "fadd" in llvm.optimize(SMALL_IR, llvm.host())
 
@@ -112,21 +118,13 @@ def test_a_forked_child_compiles_with_its_own_worker():
 
 def test_threads_compiling_different_kernels_at_once():
     factors = [2.0, 3.0, 5.0, 11.0]
-    results, errors = {}, []
+    results = {}
     x = torch.arange(32, dtype=torch.float32)
 
     def run(f):
-        try:
-            out = torch.empty(32)
-            scale_kernel[(1,)](x, out, factor=f, BLOCK=32)
-            results[f] = torch.equal(out, x * f)
-        except Exception as e:  # reported below
-            errors.append(e)
+        out = torch.empty(32)
+        scale_kernel[(1,)](x, out, factor=f, BLOCK=32)
+        results[f] = torch.equal(out, x * f)
 
-    threads = [threading.Thread(target=run, args=(f, )) for f in factors]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_in_threads(*(functools.partial(run, f) for f in factors))
     assert results == {f: True for f in factors}

@@ -147,44 +147,36 @@ def _reset_after_fork():
 os.register_at_fork(after_in_child=_reset_after_fork)
 
 
-def _current() -> _Worker:
-    global _worker
+def _current() -> "_Worker | None":
+    """This process's live worker, started (again, after an abort) when needed; None when
+    `sys.executable` cannot be started (then LLVM runs here, see `in_process`)."""
+    global _worker, _spawn_failed
     if _worker is None or not _worker.alive():
         if _worker is not None:
             _worker.close(kill=True)
-        _worker = _Worker()
+            _worker = None
+        try:
+            _worker = _Worker()
+        except OSError:
+            _spawn_failed = True
     return _worker
 
 
 def start():
     """Starts the worker ahead of its first request, so that its imports overlap our lowering."""
-    global _spawn_failed
-    if in_process():
-        return
-    with _lock:
-        try:
+    if not in_process():
+        with _lock:
             _current()
-        except OSError:
-            _spawn_failed = True
 
 
 def call(op: str, *args):
     """Runs `llvm.<op>_here(*args)` in the worker (or here, see `in_process`); raises
-    LLVMAborted when LLVM ends the worker."""
-    global _worker, _spawn_failed
+    LLVMAborted when LLVM ends the worker (the next call starts a new one)."""
     if not in_process():
         with _lock:
-            try:
-                worker = _current()
-            except OSError:
-                _spawn_failed = True
-            else:
-                try:
-                    return worker.request(op, args)
-                except LLVMAborted:
-                    worker.close()
-                    _worker = None
-                    raise
+            worker = _current()
+            if worker is not None:
+                return worker.request(op, args)
     return _operations()[op](*args)
 
 

@@ -12,7 +12,7 @@ All three are powers of two dividing the dimension. `nonneg` says every value is
 and the contiguity above do, that index arithmetic does not overflow. The lowering uses the last
 dimension to pick a vector load, a scalar broadcast or a gather.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import gcd
 
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, TensorType
@@ -226,8 +226,7 @@ class AxisInfoAnalysis:
         lhs, rhs = self._binary(op)
         if lhs.value is not None and rhs.value is not None:
             return AxisInfo.constant(shape, lhs.value + rhs.value)
-        out = self._add(lhs, rhs)
-        return AxisInfo(out.contiguity, out.divisibility, out.constancy, nonneg=lhs.nonneg and rhs.nonneg)
+        return replace(self._add(lhs, rhs), nonneg=lhs.nonneg and rhs.nonneg)
 
     def _arith_subi(self, op, shape):
         lhs, rhs = self._binary(op)
@@ -319,11 +318,10 @@ class AxisInfoAnalysis:
     def _arith_extui(self, op, shape):
         src = self.get(op.operands[0])
         value = src.value if src.value is None or src.value >= 0 else None  # -1 (i8) becomes 255
-        return AxisInfo(src.contiguity, src.divisibility, src.constancy, value, True)
+        return replace(src, value=value, nonneg=True)
 
     def _arith_trunci(self, op, shape):
-        src = self.get(op.operands[0])  # may wrap to negative values
-        return AxisInfo(src.contiguity, src.divisibility, src.constancy)
+        return replace(self.get(op.operands[0]), value=None, nonneg=False)  # may wrap to negative values
 
     def _tt_int_to_ptr(self, op, shape):
         return self.get(op.operands[0])
