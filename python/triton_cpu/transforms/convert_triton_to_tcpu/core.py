@@ -541,15 +541,19 @@ class FuncLowering:
     # Ops whose results are buffers: the walk of fused producers stops there.
     _BUFFERED = ("tt.reduce", "tt.scan", "tt.dot", "tt.dot_scaled", "tt.histogram", "tt.map_elementwise")
     # Worth a buffer when evaluated for several consumers.
-    _EXPENSIVE = ("tt.load", "math.", "tt.extern_elementwise", "arith.divf", "tt.precise_")
+    _EXPENSIVE = ("tt.load", "math.", "tt.extern_elementwise", "arith.divf", "tt.precise_", "arith.remf",
+                  "arith.divsi", "arith.divui", "arith.remsi", "arith.remui")
 
     def materialization_plan(self, ops) -> set:
         """Tensors to compute once, into a buffer, right after their definition (instead of
         being recomputed inside each consumer's loop nest):
           - a load that a memory write may separate from one of its consumers (the value
             must be what memory held at the load, as on a GPU);
-          - an expensive value (a load, math, an extern call, a division) that feeds two
-            or more consumers;
+          - an expensive value (a load, math, an extern call, a division or remainder)
+            that feeds two or more consumers, or a consumer inside a loop that does not
+            hold the value's definition (recomputed every iteration otherwise: integer
+            division has no vector instruction on x86, and LLVM does not hoist a
+            division that might trap out of a loop);
           - every MAX_FUSION_DEPTH-th value of a long chain of fused ops (a bitonic sort of
             2**17 elements unrolls into hundreds): evaluating a fused value recurses
             through its producers, so the depth must stay bounded."""
@@ -583,9 +587,20 @@ class FuncLowering:
                 continue
             if producer.name == "tt.load" and any(self._write_between(producer, r, writes, position) for r in rs):
                 plan.add(v)
-            elif len(rs) >= 2 and producer.name.startswith(self._EXPENSIVE):
+            elif producer.name.startswith(self._EXPENSIVE) and \
+                    (len(rs) >= 2 or any(self._in_inner_loop(r, producer) for r in rs)):
                 plan.add(v)
         return plan
+
+    @staticmethod
+    def _in_inner_loop(root: Operation, producer: Operation) -> bool:
+        """Is `root` inside a loop that does not contain `producer`?"""
+        p = root.parent_op()
+        while p is not None:
+            if p.name in ("scf.for", "scf.while"):
+                return not p.is_ancestor(producer)
+            p = p.parent_op()
+        return False
 
     MAX_FUSION_DEPTH = 64
 
