@@ -1,25 +1,28 @@
 // RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=256}' | FileCheck %s
 
-// A reduction along the last axis: vector chunks combined lane-wise in a loop, then
-// the lanes pairwise (shuffles), down to one scalar result.
+// A reduction along the last axis: vector chunks combined lane-wise in a loop with four
+// independent accumulators (chunks j, j + 4, ...), these combined pairwise, then the lanes
+// pairwise (shuffles), down to one scalar result.
 // CHECK-LABEL: func.func public @sum_rows
-// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>)
-// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4: arith.addf {{.*}} : vector<16xf32>
+// CHECK: scf.yield
+// CHECK-COUNT-3: arith.addf {{.*}} : vector<16xf32>
 // CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7]
 // CHECK: arith.addf {{.*}} : vector<8xf32>
 // CHECK: vector.extract {{.*}}[1] : f32 from vector<2xf32>
 // CHECK: arith.addf {{.*}} : f32
 // CHECK: "tcpu.store"
 tt.func public @sum_rows(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32>) {
-  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
-  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
-  %xp = tt.addptr %xs, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
-  %v = tt.load %xp : tensor<64x!tt.ptr<f32>>
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  %v = tt.load %xp : tensor<256x!tt.ptr<f32>>
   %s = "tt.reduce"(%v) <{axis = 0 : i32}> ({
   ^bb0(%a: f32, %b: f32):
     %c = arith.addf %a, %b : f32
     tt.reduce.return %c : f32
-  }) : (tensor<64xf32>) -> f32
+  }) : (tensor<256xf32>) -> f32
   tt.store %o, %s : !tt.ptr<f32>
   tt.return
 }

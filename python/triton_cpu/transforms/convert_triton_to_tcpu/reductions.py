@@ -3,7 +3,9 @@ accumulators across the others; the user's combine region is inlined (any number
 operands, any associative combiner).
 
 tt.reduce along the last axis: the lanes are the reduced axis; chunks are combined
-lane-wise in a loop, then the lanes pairwise (a tree of shuffles). Along another axis:
+lane-wise in a loop with up to four independent accumulators (chunk k goes to
+accumulator k mod 4, so the loop is not one chain at the combine's latency), these are
+combined pairwise, then the lanes pairwise (a tree of shuffles). Along another axis:
 the lanes run along the output's last axis and the reduced axis is a loop. Results go
 to buffers, or stay scalars when the whole tensor is reduced.
 
@@ -28,7 +30,7 @@ from xdsl.ir import Block, Operation
 from triton_cpu.analysis.axis_info import attr, element_type, shape_of
 from triton_cpu.dialects.compat import arith
 
-from .util import INDEX, attr_int, vec_type
+from .util import INDEX, attr_int, bits, vec_type
 
 _F32 = Float32Type()
 _NARROW_FLOATS = (Float16Type, BFloat16Type)
@@ -128,6 +130,21 @@ class _Carried:
             e.store_buffer(to_storage(e, v, t, width), b, idx)
 
 
+# Vector registers the accumulators of one reduction may hold (of 16 on AVX2, 32 on AVX-512).
+_ACCUMULATOR_REGISTERS = 8
+
+
+def _chains(low, c, vl, d) -> int:
+    """Independent accumulator chains for a last-axis reduction of extent `d` in steps of
+    `vl` lanes: as many as fit `_ACCUMULATOR_REGISTERS` (counting every operand of the
+    combine), at most 4, a power of two that divides the steps."""
+    regs = sum(max(1, vl * max(8, bits(t)) // low.config.vector_bits) for t in c.compute)
+    chains = 1
+    while chains < 4 and 2 * chains * regs <= _ACCUMULATOR_REGISTERS and d % (2 * chains * vl) == 0:
+        chains *= 2
+    return chains
+
+
 def lower_reduce(low, op: Operation):
     axis = attr_int(op, "axis")
     c = _Carried(op)
@@ -142,11 +159,27 @@ def lower_reduce(low, op: Operation):
         d = in_shape[-1]
         vl = low.vector_length(in_shape, c.inputs)
 
+        chains = _chains(low, c, vl, d)
+
         def body(e, idx):
-            accs = c.read(e, idx + (0,), vl)
-            if d > vl:
-                accs = e.for_loop(vl, d, vl, accs,
-                                  lambda ce, k, a: c.combine_with(low, ce, a, c.read(ce, idx + (k,), vl), vl))
+            # `chains` independent accumulators, chain j reading chunks j, j + chains, ...:
+            # one loop-carried chain would run at the latency of the combine (3 cycles for
+            # an fp32 add) instead of the throughput of the vector units.
+            sets = [c.read(e, idx + (j * vl,), vl) for j in range(chains)]
+            step = chains * vl
+            if d > step:
+                def chunk(ce, k, flat):
+                    out = []
+                    for j in range(chains):
+                        cur = c.read(ce, idx + (ce.idx_add(k, j * vl),), vl)
+                        out += c.combine_with(low, ce, flat[j * n:(j + 1) * n], cur, vl)
+                    return out
+                n = len(c.inputs)
+                flat = e.for_loop(step, d, step, [a for s in sets for a in s], chunk)
+                sets = [flat[j * n:(j + 1) * n] for j in range(chains)]
+            while len(sets) > 1:  # pairwise, in order
+                sets = [c.combine_with(low, e, sets[j], sets[j + 1], vl) for j in range(0, len(sets), 2)]
+            accs = sets[0]
             w = vl
             while w > 2:
                 halves = [_halves(e, a, w) for a in accs]
