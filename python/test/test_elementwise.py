@@ -679,3 +679,32 @@ def test_rows_at_a_runtime_stride_are_not_assumed_aligned(N):
     out = torch.empty(4, 4)
     row_tile_copy_kernel[(1,)](x, out, N, TILE_M=4, TILE_N=4)
     assert torch.equal(out, x[:, :4])
+
+
+@triton.jit
+def _mul_add(x_ptr, y_ptr, z_ptr, o_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(o_ptr + offs, tl.load(x_ptr + offs) * tl.load(y_ptr + offs) + tl.load(z_ptr + offs))
+
+
+def _host_has_fma():
+    with open("/proc/cpuinfo") as f:
+        return " fma " in f.read()
+
+
+@pytest.mark.skipif(not _host_has_fma(), reason="the host has no fma instruction to contract into")
+@pytest.mark.parametrize("fusion", [True, False])
+def test_enable_fp_fusion(fusion):
+    # (1 + 2^-12)^2 - (1 + 2^-11) is 2^-24 exactly; rounding the product first loses it.
+    # With enable_fp_fusion (the default, as on GPUs) a * b + c is one fma; without, two
+    # roundings, as torch computes it in fp32.
+    n = 16
+    a = torch.full((n, ), 1 + 2.0**-12)
+    c = torch.full((n, ), -(1 + 2.0**-11))
+    o = torch.empty(n)
+    _mul_add[(1, )](a, a, c, o, N=n, enable_fp_fusion=fusion)
+    if fusion:
+        exact = (a.double() * a.double() + c.double()).float()
+        assert torch.equal(o, exact) and o[0].item() == 2.0**-24
+    else:
+        assert torch.equal(o, a * a + c) and o[0].item() == 0.0

@@ -69,5 +69,6 @@ def ttcir_to_llir(module, options, host) -> str:
         from triton_cpu.dialects.ttir import parse_ttir
         module = parse_ttir(module)
     name = kernel_name(module)
-    text = emit_llvm(module, name, vector_bits(options, host), getattr(options, "line_info", False))
+    text = emit_llvm(module, name, vector_bits(options, host), getattr(options, "line_info", False),
+                     getattr(options, "enable_fp_fusion", True))
     return llvm.optimize(text, host, name)

@@ -49,8 +49,11 @@ def elem_of(t):
 
 
 class ModuleEmitter:
-    def __init__(self, name: str, vector_bits: int, line_info: bool = False):
+    def __init__(self, name: str, vector_bits: int, line_info: bool = False, fp_fusion: bool = True):
         self.module = ir.Module(name=name)
+        # enable_fp_fusion: fadd/fsub/fmul carry LLVM's `contract` flag, so that a multiply
+        # feeding an add may become one fma (one rounding), as the GPU backends allow.
+        self.fp_flags = ("contract", ) if fp_fusion else ()
         self.math = MathLib(vector_bits)
         self._strings = {}
         self.debug = DebugInfo(self.module) if line_info else None
@@ -616,7 +619,7 @@ class FunctionEmitter:
     def _fbin(method):
         def f(self, op):
             a, b = self._binary(op)
-            r = getattr(self.builder, method)(a, b)
+            r = getattr(self.builder, method)(a, b, flags=self.me.fp_flags)
             return self.round_bf16(r, op)
         return f
 
@@ -1352,8 +1355,9 @@ def _fabs(b, x):
     return cg.call_intrinsic(b, "llvm.fabs", [x.type], x.type, [x])
 
 
-def emit_llvm(module_op, name: str, vector_bits: int, line_info: bool = False) -> str:
-    """LLVM IR text of a TritonCPU module; `line_info`: with DWARF line tables."""
-    me = ModuleEmitter(name, vector_bits, line_info)
+def emit_llvm(module_op, name: str, vector_bits: int, line_info: bool = False, fp_fusion: bool = True) -> str:
+    """LLVM IR text of a TritonCPU module; `line_info`: with DWARF line tables; `fp_fusion`:
+    multiplies and adds may contract into fma (the `enable_fp_fusion` option)."""
+    me = ModuleEmitter(name, vector_bits, line_info, fp_fusion)
     me.emit_module(module_op)
     return str(me.module)
