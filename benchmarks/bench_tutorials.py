@@ -22,8 +22,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TUTORIALS = os.path.join(HERE, os.pardir, "python", "tutorials")
 
-# Smallest acceptable torch-eager / triton-cpu time ratios.
-FLOORS = {"vector add": 0.8, "softmax": 0.5, "layer norm fwd": 0.5, "matmul": 0.3}
+# Smallest acceptable torch-eager / triton-cpu time ratios: the goals of the performance
+# issue (2 threads on a 2-core AVX2 host). Not all are met yet; the script says which.
+FLOORS = {"vector add": 1.1, "softmax": 2.0, "layer norm fwd": 1.3, "matmul": 0.9}
 
 
 def load_tutorial(name):
@@ -127,6 +128,10 @@ def main():
     from triton.testing import do_bench
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
+    # Inductor compiles in a pool of worker processes that keep running after
+    # torch.compile returns and would share the cores with the rows timed next.
+    import torch._inductor.config
+    torch._inductor.config.compile_threads = 1
 
     def bench(fn):
         return do_bench(fn, warmup=50, rep=400, return_mode="median")
