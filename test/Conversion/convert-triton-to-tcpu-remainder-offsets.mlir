@@ -64,3 +64,30 @@ tt.func public @assumed(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %s: i32 {
   tt.store %xp, %d : tensor<16x!tt.ptr<f32>>
   tt.return
 }
+
+// A remainder computed before a loop and used inside it is computed once, into a buffer,
+// before the loop (x86 has no vector integer division, and LLVM does not hoist a division
+// that might trap): the loop reads the buffer.
+// CHECK-LABEL: func.func public @rem_outside_loop
+// CHECK: memref.alloca() {{.*}} : memref<16xi32>
+// CHECK: arith.remsi {{.*}} : vector<16xi32>
+// CHECK: vector.store
+// CHECK: scf.for
+// CHECK-NOT: arith.remsi
+// CHECK: vector.load
+// CHECK: "tcpu.vstore"
+tt.func public @rem_outside_loop(%y: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %m: i32, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %ms = tt.splat %m : i32 -> tensor<16xi32>
+  %q = arith.remsi %r, %ms : tensor<16xi32>
+  %ys = tt.splat %y : !tt.ptr<i32> -> tensor<16x!tt.ptr<i32>>
+  %yp = tt.addptr %ys, %r : tensor<16x!tt.ptr<i32>>, tensor<16xi32>
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %is = tt.splat %i : i32 -> tensor<16xi32>
+    %v = arith.addi %q, %is : tensor<16xi32>
+    tt.store %yp, %v : tensor<16x!tt.ptr<i32>>
+  }
+  tt.return
+}

@@ -540,7 +540,7 @@ class FuncLowering:
               "tt.unsplat", "tt.map_elementwise"}
     # Ops whose results are buffers: the walk of fused producers stops there.
     _BUFFERED = ("tt.reduce", "tt.scan", "tt.dot", "tt.dot_scaled", "tt.histogram", "tt.map_elementwise")
-    # Worth a buffer when evaluated for several consumers.
+    # Worth a buffer when evaluated for several consumers, or in a loop the value is defined outside of.
     _EXPENSIVE = ("tt.load", "math.", "tt.extern_elementwise", "arith.divf", "tt.precise_", "arith.remf",
                   "arith.divsi", "arith.divui", "arith.remsi", "arith.remui")
 
