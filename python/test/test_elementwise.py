@@ -4,6 +4,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+import triton_cpu.llvm
 
 from conftest import interpreted
 
@@ -687,12 +688,7 @@ def _mul_add(x_ptr, y_ptr, z_ptr, o_ptr, N: tl.constexpr):
     tl.store(o_ptr + offs, tl.load(x_ptr + offs) * tl.load(y_ptr + offs) + tl.load(z_ptr + offs))
 
 
-def _host_has_fma():
-    with open("/proc/cpuinfo") as f:
-        return " fma " in f.read()
-
-
-@pytest.mark.skipif(not _host_has_fma(), reason="the host has no fma instruction to contract into")
+@pytest.mark.skipif(not triton_cpu.llvm.host().has("fma"), reason="the host has no fma instruction to contract into")
 @pytest.mark.parametrize("fusion", [True, False])
 def test_enable_fp_fusion(fusion):
     # (1 + 2^-12)^2 - (1 + 2^-11) is 2^-24 exactly; rounding the product first loses it.

@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from triton_cpu.analysis.axis_info import element_type, is_ptr
+from triton_cpu.analysis.axis_info import attr, element_type, is_ptr
 from triton_cpu.dialects import tt
 from triton_cpu.dialects.compat import arith
 
@@ -50,7 +50,7 @@ def _uniform_step(offset: SSAValue, loop: Operation):
     if isinstance(op, tt.SplatOp) and _defined_outside(op.src, loop):
         return ("value", op.src)
     if isinstance(op, Operation) and op.name == "arith.constant":
-        v = op.properties.get("value") or op.attributes.get("value")
+        v = attr(op, "value")
         if isinstance(v, DenseIntOrFPElementsAttr) and v.is_splat():
             first = v.get_values()[0]
             if isinstance(first, int):
@@ -64,114 +64,91 @@ class _Candidate:
     step: tuple  # ("value", ssa) | ("const", int)
     pointer: bool  # tt.addptr (offset in i64) or arith.addi (offset in the element type)
     advance: Operation  # the op computing the yielded value
-    init: SSAValue | None = None  # the loop's initial tensor, once rewritten
+    init: SSAValue  # the loop's initial tensor
+
+    @property
+    def offset_type(self):
+        return i64 if self.pointer else element_type(self.init.type)
+
+    def tensor_at(self, offset: SSAValue) -> list[Operation]:
+        """The ops computing the tensor `offset` past `init`: a splat, then the add."""
+        splat = tt.SplatOp(offset, TensorType(offset.type, self.init.type.get_shape()))
+        return [splat, tt.AddPtrOp(self.init, splat) if self.pointer else arith.AddiOp(self.init, splat)]
 
 
 def _candidates(loop: scf.ForOp) -> list[_Candidate]:
     body = loop.body.block
-    yield_op = body.last_op
     found = []
-    for i, (arg, yielded) in enumerate(zip(body.args[1:], yield_op.operands)):
+    for i, (arg, yielded) in enumerate(zip(body.args[1:], body.last_op.operands)):
         if not isinstance(arg.type, TensorType):
             continue
         adv = yielded.owner
         if isinstance(adv, tt.AddPtrOp) and adv.ptr == arg and is_ptr(element_type(arg.type)):
-            pointer = True
-            offset = adv.offset
+            pointer, offset = True, adv.offset
         elif isinstance(adv, Operation) and adv.name == "arith.addi" and \
                 isinstance(element_type(arg.type), IntegerType) and arg in adv.operands:
             pointer = False
             offset = adv.operands[1] if adv.operands[0] == arg else adv.operands[0]
         else:
             continue
-        if not isinstance(adv, Operation) or adv.parent_block() is not body:
-            continue
         step = _uniform_step(offset, loop)
-        if step is not None:
-            found.append(_Candidate(i, step, pointer, adv))
+        if step is not None and adv.parent_block() is body:
+            found.append(_Candidate(i, step, pointer, adv, loop.operands[3 + i]))
     return found
 
 
-def _scalar_type(c: _Candidate, arg: SSAValue):
-    return i64 if c.pointer else element_type(arg.type)
-
-
-def _rebuild(loop: scf.ForOp, ops_before: list, cands: list[_Candidate]) -> scf.ForOp:
-    """A new scf.for whose candidate iter_args are scalar offsets (body moved over)."""
-    body = loop.body.block
-    inits = list(loop.operands[3:])
-    for c in cands:
-        arg = body.args[1 + c.index]
-        st = _scalar_type(c, arg)
-        zero = arith.ConstantOp(IntegerAttr(0, st))
-        ops_before.append(zero)
-        init = inits[c.index]
-        inits[c.index] = zero.result
-        # The step as a scalar of the offset type, computed before the loop.
-        kind, s = c.step
-        if kind == "const":
-            step_op = arith.ConstantOp(IntegerAttr(s, st))
-            ops_before.append(step_op)
-            step = step_op.result
-        elif s.type != st:
-            step_op = arith.ExtSIOp(s, st)
-            ops_before.append(step_op)
-            step = step_op.result
-        else:
-            step = s
-        # In the body: the tensor is its init plus the splatted offset.
-        new_arg = body.insert_arg(st, 1 + c.index + 1)
-        splat = tt.SplatOp(new_arg, TensorType(st, arg.type.get_shape()))
-        rebuilt = tt.AddPtrOp(init, splat) if c.pointer else arith.AddiOp(init, splat)
-        first = body.first_op
-        body.insert_op_before(splat, first)
-        body.insert_op_after(rebuilt, splat)
-        arg.replace_all_uses_with(rebuilt.results[0])
-        body.erase_arg(arg)
-        # The yielded value: offset + step.
-        advance = arith.AddiOp(new_arg, step)
-        body.insert_op_before(advance, body.last_op)
-        body.last_op.operands = [advance.result if i == c.index else v
-                                 for i, v in enumerate(body.last_op.operands)]
-        c.init = init
-    region = loop.regions[0]
-    loop.detach_region(region)
-    new = scf.ForOp(loop.operands[0], loop.operands[1], loop.operands[2], inits, region)
-    new.attributes.update(loop.attributes)
-    for k, v in loop.properties.items():
-        new.properties.setdefault(k, v)
-    return new
+def _scalar_step(c: _Candidate, loop: Operation) -> SSAValue:
+    """The step as a scalar of the offset type, computed before the loop when needed."""
+    kind, s = c.step
+    if kind == "value" and s.type == c.offset_type:
+        return s
+    op = arith.ConstantOp(IntegerAttr(s, c.offset_type)) if kind == "const" else arith.ExtSIOp(s, c.offset_type)
+    loop.parent_block().insert_op_before(op, loop)
+    return op.result
 
 
 def rewrite_loop(loop: scf.ForOp) -> bool:
+    """Rewrites the candidate iter_args of `loop` (replacing the loop); False if it has none."""
     cands = _candidates(loop)
     if not cands:
         return False
-    before: list[Operation] = []
-    new = _rebuild(loop, before, cands)
     parent = loop.parent_block()
-    for op in before:
-        parent.insert_op_before(op, loop)
+    body = loop.body.block
+    inits = list(loop.operands[3:])
+    for c in cands:
+        zero = arith.ConstantOp(IntegerAttr(0, c.offset_type))
+        parent.insert_op_before(zero, loop)
+        inits[c.index] = zero.result
+        step = _scalar_step(c, loop)
+        # In the body: the tensor is its init plus the splatted offset, which advances by step.
+        arg = body.args[1 + c.index]
+        offset = body.insert_arg(c.offset_type, 1 + c.index + 1)
+        ops = c.tensor_at(offset)
+        body.insert_ops_before(ops, body.first_op)
+        arg.replace_all_uses_with(ops[-1].results[0])
+        body.erase_arg(arg)
+        advance = arith.AddiOp(offset, step)
+        body.insert_op_before(advance, body.last_op)
+        body.last_op.operands = [advance.result if i == c.index else v for i, v in enumerate(body.last_op.operands)]
+    region = loop.regions[0]
+    loop.detach_region(region)
+    new = scf.ForOp(loop.operands[0], loop.operands[1], loop.operands[2], inits, region)
+    new.attributes.update(loop.attributes)  # loop hints (tt.num_stages, ...)
     parent.insert_op_before(new, loop)
-    # Results: the final tensor is the init plus the final offset, computed after the loop.
+    # After the loop: the final tensor is the init plus the final offset.
+    by_index = {c.index: c for c in cands}
     anchor = new
-    old_results = list(loop.results)
-    for i, (old, res) in enumerate(zip(old_results, new.results)):
-        c = next((c for c in cands if c.index == i), None)
-        if c is None:
+    for i, (old, res) in enumerate(zip(loop.results, new.results)):
+        if i not in by_index:
             old.replace_all_uses_with(res)
-            continue
-        if not old.uses:
-            continue
-        splat = tt.SplatOp(res, TensorType(res.type, old.type.get_shape()))
-        rebuilt = tt.AddPtrOp(c.init, splat) if c.pointer else arith.AddiOp(c.init, splat)
-        parent.insert_op_after(splat, anchor)
-        parent.insert_op_after(rebuilt, splat)
-        anchor = rebuilt
-        old.replace_all_uses_with(rebuilt.results[0])
+        elif old.uses:
+            ops = by_index[i].tensor_at(res)
+            parent.insert_ops_after(ops, anchor)
+            anchor = ops[-1]
+            old.replace_all_uses_with(ops[-1].results[0])
     loop.detach()
     loop.erase()
-    # The old advancing ops now feed nothing when the tensor had no other use of them.
+    # The old advancing ops are dead unless the body used them for something else.
     for c in cands:
         if not c.advance.results[0].uses:
             c.advance.detach()

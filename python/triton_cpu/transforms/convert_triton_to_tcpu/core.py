@@ -23,7 +23,8 @@ x % m) a vector access behind a run-time `tcpu.is_contiguous` check, anything el
 gather/scatter.
 
 `FuncLowering.materialization_plan` decides what is computed once (a load that a write
-may separate from a consumer, an expensive value with several consumers); the
+may separate from a consumer, an expensive value with several consumers or used in a loop
+it is defined outside of); the
 construct modules (reductions, dot, control flow, atomics, debug ops) put their
 results in buffers. The package's `__init__` walks the function in program order and
 calls the lowering registered for each op.

@@ -166,15 +166,13 @@ def lower_reduce(low, op: Operation):
             # one loop-carried chain would run at the latency of the combine (3 cycles for
             # an fp32 add) instead of the throughput of the vector units.
             sets = [c.read(e, idx + (j * vl,), vl) for j in range(chains)]
+            n = len(c.inputs)  # loop-carried values per chain
+
+            def chunk(ce, k, flat):
+                return [a for j in range(chains) for a in c.combine_with(
+                    low, ce, flat[j * n:(j + 1) * n], c.read(ce, idx + (ce.idx_add(k, j * vl),), vl), vl)]
             step = chains * vl
             if d > step:
-                def chunk(ce, k, flat):
-                    out = []
-                    for j in range(chains):
-                        cur = c.read(ce, idx + (ce.idx_add(k, j * vl),), vl)
-                        out += c.combine_with(low, ce, flat[j * n:(j + 1) * n], cur, vl)
-                    return out
-                n = len(c.inputs)
                 flat = e.for_loop(step, d, step, [a for s in sets for a in s], chunk)
                 sets = [flat[j * n:(j + 1) * n] for j in range(chains)]
             while len(sets) > 1:  # pairwise, in order
