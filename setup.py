@@ -1,8 +1,9 @@
 """Build script: Python packages plus the native runtime (CMake + ninja + pybind11).
 
-The native part (`lib/`, `include/`) produces two files in `triton_cpu/_C/`:
-`libTritonCPURuntime.so`, linked into every kernel shared object, and `_native`,
-a pybind11 module for what the Python side needs natively.
+The native part (`lib/`, `include/`) produces three files in `triton_cpu/_C/`:
+`libTritonCPURuntime.so`, linked into every kernel shared object, `_native`, a pybind11
+module for what the Python side needs natively, and `build_config.json`, what CMake found
+(the SLEEF library, when installed).
 """
 import os
 import shutil
@@ -48,7 +49,7 @@ class CMakeBuild(build_ext):
             src_dir = ROOT / "python" / "triton_cpu" / "_C"
             src_dir.mkdir(parents=True, exist_ok=True)
             for f in out_dir.iterdir():
-                if f.suffix == ".so":
+                if f.suffix in (".so", ".json"):
                     shutil.copy2(f, src_dir / f.name)
 
 

@@ -20,3 +20,8 @@ opt = os.path.join(root, "bin", "triton-cpu-opt")
 config.substitutions.append(("triton-cpu-opt", f"{sys.executable} {opt}"))
 config.substitutions.append(("FileCheck", filecheck))
 config.environment["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
+
+# SLEEF found when the package was built: tests of SLEEF's lowering need its symbols.
+from triton_cpu import sleef  # noqa: E402
+if sleef.available():
+    config.available_features.add("sleef")

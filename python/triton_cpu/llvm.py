@@ -126,7 +126,8 @@ def asm_here(ir_text: str, h: Host) -> str:
 
 
 def to_shared_object(name: str, asm_text: str, h: Host) -> bytes:
-    """Assembles and links the kernel with the runtime library and glibc's vector math."""
+    """Assembles and links the kernel with the runtime library, glibc's vector math and, when
+    the kernel calls it, SLEEF (codegen/math_lib.py)."""
     cc = os.environ.get("CC", "cc")
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, f"{name}.s")
@@ -135,6 +136,12 @@ def to_shared_object(name: str, asm_text: str, h: Host) -> bytes:
             f.write(asm_text)
         cmd = [cc, "-shared", "-fPIC", "-o", out, src, f"-L{RUNTIME_DIR}", f"-Wl,-rpath,{RUNTIME_DIR}",
                "-lTritonCPURuntime", "-lmvec", "-lm"]
+        if "Sleef_" in asm_text:
+            from triton_cpu import sleef
+            lib = sleef.library_path()
+            if lib is None:
+                raise RuntimeError(f"kernel {name} calls SLEEF, which is {sleef.status()}")
+            cmd[-2:-2] = [lib, f"-Wl,-rpath,{os.path.dirname(lib)}"]
         if "\t.loc\t" in asm_text:
             # Line tables (codegen/debug_info.py): LLVM writes `.file N "dir" "name"`, which
             # GNU as reads only in its DWARF 5 mode.

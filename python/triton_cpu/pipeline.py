@@ -65,10 +65,13 @@ def buffer_bytes(module) -> int:
 
 def ttcir_to_llir(module, options, host) -> str:
     from triton_cpu.codegen.llvm_emitter import emit_llvm
+    from triton_cpu.codegen.math_lib import MathLib
     if isinstance(module, str):
         from triton_cpu.dialects.ttir import parse_ttir
         module = parse_ttir(module)
     name = kernel_name(module)
-    text = emit_llvm(module, name, vector_bits(options, host), getattr(options, "line_info", False),
-                     getattr(options, "enable_fp_fusion", True))
+    bits = vector_bits(options, host)
+    math = MathLib(bits, getattr(options, "math_lib", "") or "libmvec", host.features)
+    text = emit_llvm(module, name, bits, getattr(options, "line_info", False),
+                     getattr(options, "enable_fp_fusion", True), math)
     return llvm.optimize(text, host, name)

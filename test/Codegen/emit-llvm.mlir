@@ -1,4 +1,4 @@
-// RUN: triton-cpu-opt %s --emit-llvm --no-opt --vector-bits 256 | FileCheck %s
+// RUN: triton-cpu-opt %s --emit-llvm --no-opt --vector-bits 256 --cpu-features +avx,+avx2,+fma | FileCheck %s
 
 // The kernel ABI: its arguments, then program id x, y, z and grid x, y, z;
 // plus the `_launch` entry the generic launcher calls with an argument array.

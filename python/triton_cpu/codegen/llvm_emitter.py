@@ -24,7 +24,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from triton_cpu.analysis.axis_info import attr as _attr
 from triton_cpu.codegen.debug_info import DebugInfo
 from triton_cpu.codegen import cgutils as cg, fp8
-from triton_cpu.codegen.math_lib import _LIBMVEC, INTRINSICS, MATH_OPS, MathLib
+from triton_cpu.codegen.math_lib import INTRINSICS, MATH_OPS, VECTOR_FUNCTIONS, MathLib
 from triton_cpu.errors import UnsupportedError
 
 _CMPI = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]  # signed for 2..5, unsigned 6..9
@@ -49,12 +49,13 @@ def elem_of(t):
 
 
 class ModuleEmitter:
-    def __init__(self, name: str, vector_bits: int, line_info: bool = False, fp_fusion: bool = True):
+    def __init__(self, name: str, vector_bits: int, line_info: bool = False, fp_fusion: bool = True,
+                 math: MathLib | None = None):
         self.module = ir.Module(name=name)
         # enable_fp_fusion: fadd/fsub/fmul carry LLVM's `contract` flag, so that a multiply
         # feeding an add may become one fma (one rounding), as the GPU backends allow.
         self.fp_flags = ("contract", ) if fp_fusion else ()
-        self.math = MathLib(vector_bits)
+        self.math = math or MathLib(vector_bits)
         self._strings = {}
         self.debug = DebugInfo(self.module) if line_info else None
 
@@ -944,9 +945,9 @@ class FunctionEmitter:
         ret = cg.scalar_of(self._dst(op))
         base = symbol[:-1] if symbol.endswith("f") and cg.scalar_of(args[0].type) == cg.F32 else symbol
         if base in _EXTERN_INTRINSICS and all(cg.scalar_of(a.type) == ret for a in args):
-            # One instruction each; libmvec has no vector variants of these.
+            # One instruction each; no math library is needed.
             return cg.call_intrinsic(self.builder, _EXTERN_INTRINSICS[base], [args[0].type], args[0].type, args)
-        if base in _LIBMVEC and all(cg.scalar_of(a.type) in (cg.F32, cg.F64) for a in args):
+        if base in VECTOR_FUNCTIONS and all(cg.scalar_of(a.type) in (cg.F32, cg.F64) for a in args):
             return self.me.math.call(self.builder, base, args, ret)
         fn = cg.declare(self.builder.module, symbol, ret, [cg.scalar_of(a.type) for a in args])
         fn.attributes.add("nounwind")
@@ -1355,9 +1356,11 @@ def _fabs(b, x):
     return cg.call_intrinsic(b, "llvm.fabs", [x.type], x.type, [x])
 
 
-def emit_llvm(module_op, name: str, vector_bits: int, line_info: bool = False, fp_fusion: bool = True) -> str:
+def emit_llvm(module_op, name: str, vector_bits: int, line_info: bool = False, fp_fusion: bool = True,
+              math: MathLib | None = None) -> str:
     """LLVM IR text of a TritonCPU module; `line_info`: with DWARF line tables; `fp_fusion`:
-    multiplies and adds may contract into fma (the `enable_fp_fusion` option)."""
-    me = ModuleEmitter(name, vector_bits, line_info, fp_fusion)
+    multiplies and adds may contract into fma (the `enable_fp_fusion` option); `math`: the
+    math library calls (default: libmvec for the host)."""
+    me = ModuleEmitter(name, vector_bits, line_info, fp_fusion, math)
     me.emit_module(module_op)
     return str(me.module)

@@ -2,6 +2,7 @@
 
     triton-cpu-opt input.mlir -p convert-triton-to-tcpu{vector-bits=256},cse
     triton-cpu-opt input.mlir --emit-llvm [--vector-bits 256] [--no-opt]
+                   [--math-lib sleef|libmvec|scalar] [--cpu-features +avx2,+fma]
 """
 import argparse
 import sys
@@ -27,6 +28,10 @@ def main(argv=None) -> int:
     parser.add_argument("--emit-llvm", action="store_true", help="print LLVM IR of the TritonCPU IR input")
     parser.add_argument("--no-opt", action="store_true", help="with --emit-llvm: skip LLVM's O3 pipeline")
     parser.add_argument("--vector-bits", type=int, default=256, help="with --emit-llvm: SIMD width")
+    parser.add_argument("--math-lib", default="libmvec", choices=("sleef", "libmvec", "scalar"),
+                        help="with --emit-llvm: vector math library (codegen/math_lib.py)")
+    parser.add_argument("--cpu-features", default=None,
+                        help="with --emit-llvm: LLVM feature string the math calls may use (default: the host's)")
     args = parser.parse_args(argv)
 
     from triton_cpu.dialects.ttir import make_context, parse_ttir
@@ -37,8 +42,10 @@ def main(argv=None) -> int:
     if args.emit_llvm:
         from triton_cpu import llvm
         from triton_cpu.codegen.llvm_emitter import emit_llvm
+        from triton_cpu.codegen.math_lib import MathLib
         from triton_cpu.pipeline import kernel_name
-        out = emit_llvm(module, kernel_name(module), args.vector_bits)
+        math = MathLib(args.vector_bits, args.math_lib, args.cpu_features)
+        out = emit_llvm(module, kernel_name(module), args.vector_bits, math=math)
         if not args.no_opt:
             out = llvm.optimize(out, llvm.host())
         print(out)

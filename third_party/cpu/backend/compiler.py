@@ -82,6 +82,9 @@ class CPUOptions:
     # DWARF line tables from the kernel's source lines (gdb, perf); default: on unless
     # Triton's TRITON_DISABLE_LINE_INFO knob is set, as for the GPU backends.
     line_info: bool = True
+    # Vector math library: "sleef", "libmvec" or "scalar" (libm per lane); default: the
+    # TRITON_CPU_MATH_LIB environment variable, else SLEEF when it was found at install time.
+    math_lib: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "extern_libs", tuple(dict(self.extern_libs or {}).items()))
@@ -121,6 +124,8 @@ class CPUBackend(BaseBackend):
             args["line_info"] = not knobs.compilation.disable_line_info
         if "bounds_check" not in args:
             args["bounds_check"] = os.environ.get("TRITON_CPU_BOUNDS_CHECK", "0").lower() in ("1", "true", "on", "yes")
+        from triton_cpu import sleef
+        args["math_lib"] = sleef.resolve(args.get("math_lib"))
         if "supported_fp8_dtypes" in args:
             args["supported_fp8_dtypes"] = tuple(args["supported_fp8_dtypes"])
         if "allowed_dot_input_precisions" in args:
