@@ -1,0 +1,182 @@
+"""The math library option: SLEEF, libmvec and scalar libm, each held to its error bound.
+
+Errors are measured against float64 numpy (fp32 results) and 100-bit mpmath (fp64 results)
+by triton_cpu.tools.math_accuracy, the module that also writes the README's table. The
+libmvec and scalar cases are the fallbacks a machine without SLEEF uses (forced here with
+the `math_lib` option; TRITON_CPU_MATH_LIB does the same for a whole process).
+"""
+import functools
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+from triton_cpu import llvm, sleef
+from triton_cpu.tools import math_accuracy as acc
+
+pytest.importorskip("mpmath")
+
+LIBS = [pytest.param("sleef", marks=pytest.mark.skipif(not sleef.available(), reason="SLEEF not installed "
+                                                        "(apt-get install libsleef-dev, then reinstall)")),
+        "libmvec", "scalar"]
+
+
+@functools.lru_cache(None)
+def _case(name, dtype):
+    args = acc.sample(name, dtype, 3000, seed=7)
+    return args, acc.reference(name, args, dtype)
+
+
+@pytest.mark.parametrize("name", list(acc.FUNCTIONS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["fp32", "fp64"])
+@pytest.mark.parametrize("lib", LIBS)
+def test_accuracy(lib, dtype, name):
+    args, ref = _case(name, dtype)
+    err = acc.ulp_errors(acc.run(name, args, lib), ref, dtype)
+    i = int(np.argmax(err))
+    assert err[i] <= acc.bound(lib, name), \
+        f"{name} {np.dtype(dtype).name} with {lib}: {err[i]:.3g} ulp at {[float(a[i]) for a in args]}"
+
+
+@triton.jit
+def _edge_kernel(x_ptr, out_ptr, FN: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if FN == "asinh":
+        r = libdevice.asinh(x)
+    elif FN == "acosh":
+        r = libdevice.acosh(x)
+    elif FN == "log1p":
+        r = libdevice.log1p(x)
+    elif FN == "tgamma":
+        r = libdevice.tgamma(x)
+    else:
+        tl.static_assert(FN == "exp")
+        r = tl.exp(x)
+    tl.store(out_ptr + offs, r)
+
+
+EDGES = {
+    # SLEEF 3.5 returns infinity for these finite results (or, for tgamma, subnormal results
+    # off by hundreds of ulp); the backend recomputes such lanes with libmvec.
+    "asinh": ([3e19, -1e30, 3e38, 2.0], [1e155, -1e300, 1.7e308, 2.0]),
+    "acosh": ([3e19, 1e30, 3e38, 2.0], [1e155, 1e300, 1.7e308, 2.0]),
+    "log1p": ([2e38, 3.4e38, 1e37, 0.5], [1e307, 1.7e308, 1e300, 0.5]),
+    "tgamma": ([-37.9995, -35.5, -39.5, 3.5], [-171.97, -172.5, -174.5, 3.5]),
+    "exp": ([88.7, 88.72, 88.0, -103.0], [709.7827120, 709.78271289, 709.78, -745.0]),
+}
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["fp32", "fp64"])
+@pytest.mark.parametrize("fn", list(EDGES))
+def test_edges(fn, dtype, lib):
+    values = EDGES[fn][dtype == torch.float64]
+    x = torch.tensor(values * 4, dtype=dtype)  # 16 lanes: a full vector and more
+    out = torch.empty_like(x)
+    _edge_kernel[(1,)](x, out, FN=fn, BLOCK=16, math_lib=lib)
+    mp = acc._mp()
+    f = {"asinh": mp.asinh, "acosh": mp.acosh, "log1p": mp.log1p, "tgamma": mp.gamma, "exp": mp.exp}[fn]
+    hi = np.array([float(f(mp.mpf(float(v)))) for v in x.tolist()])
+    ref = (hi, np.zeros(len(hi)))
+    err = acc.ulp_errors(out.numpy(), ref, np.float32 if dtype == torch.float32 else np.float64)
+    assert err.max() <= acc.MAX_ULP["libmvec"], f"{fn} with {lib}: {list(zip(x.tolist(), out.tolist(), err))}"
+
+
+@triton.jit
+def _exp_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.exp(tl.load(x_ptr + offs, mask=m)), mask=m)
+
+
+@pytest.mark.skipif(not sleef.available(), reason="SLEEF not installed")
+@pytest.mark.parametrize("vector_bits", [256, 512])
+def test_sleef_variant_for_the_host(vector_bits):
+    """The ISA variant follows the lowered width, capped by the host: 512-bit lowering on an
+    AVX2 host calls the AVX2 variant (an AVX-512 one would be an illegal instruction)."""
+    x = torch.randn(4096)
+    out = torch.empty_like(x)
+    k = _exp_kernel[(4,)](x, out, x.numel(), BLOCK=1024, vector_bits=vector_bits, math_lib="sleef")
+    torch.testing.assert_close(out, torch.exp(x), rtol=2e-7, atol=0)
+    h = llvm.host()
+    if vector_bits == 512 and h.has("avx512f"):
+        assert "Sleef_expf16_u10avx512f" in k.asm["asm"]
+    else:
+        assert "Sleef_expf8_u10avx2" in k.asm["asm"] and "avx512f" not in k.asm["asm"]
+
+
+def test_library_is_part_of_the_cache_key():
+    x = torch.rand(1000) * 20 - 10
+    asm = {}
+    for lib in ("libmvec", "scalar") + (("sleef",) if sleef.available() else ()):
+        out = torch.empty_like(x)
+        k = _exp_kernel[(1,)](x, out, x.numel(), BLOCK=1024, math_lib=lib)
+        torch.testing.assert_close(out, torch.exp(x), rtol=5e-7, atol=0)
+        asm[lib] = k.asm["asm"]
+    assert "_ZGV" in asm["libmvec"] and "Sleef_" not in asm["libmvec"]
+    assert "_ZGV" not in asm["scalar"] and "Sleef_" not in asm["scalar"]
+    if "sleef" in asm:
+        assert "Sleef_expf" in asm["sleef"]
+
+
+def test_environment_knob_and_errors(monkeypatch):
+    monkeypatch.setenv("TRITON_CPU_MATH_LIB", "scalar")
+    assert sleef.resolve(None) == "scalar"
+    assert sleef.resolve("libmvec") == "libmvec"  # the option wins over the environment
+    monkeypatch.setenv("TRITON_CPU_MATH_LIB", "fastest")
+    with pytest.raises(ValueError, match="must be one of auto, sleef, libmvec, scalar; got 'fastest'"):
+        sleef.resolve(None)
+    monkeypatch.delenv("TRITON_CPU_MATH_LIB")
+    assert sleef.resolve(None) == ("sleef" if sleef.available() else "libmvec")
+
+
+def test_without_sleef(monkeypatch):
+    """A build that did not find SLEEF: auto means libmvec, asking for SLEEF is an error."""
+    monkeypatch.setattr(sleef, "build_config", lambda: {"sleef_library": None})
+    monkeypatch.setattr(sleef, "_handle", lambda: None)
+    assert sleef.resolve(None) == "libmvec"
+    with pytest.raises(ValueError, match="SLEEF is not found when the package was built"):
+        sleef.resolve("sleef")
+
+
+@triton.jit
+def _libdevice_kernel(x_ptr, out_ptr, n, FN: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    if FN == "exp":
+        r = libdevice.exp(x)
+    else:
+        tl.static_assert(FN == "tanh")
+        r = libdevice.tanh(x)
+    tl.store(out_ptr + offs, r, mask=m)
+
+
+@pytest.mark.parametrize("fn", ["exp", "tanh"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+def test_half_precision_rounds_once(dtype, fn):
+    """fp16/bf16 math (libdevice accepts them) is computed in fp32 and rounded once: within
+    one ulp of torch's fp32 result rounded, and equal to it nearly everywhere."""
+    x = (torch.rand(4096) * 20 - 10).to(dtype)
+    out = torch.empty_like(x)
+    _libdevice_kernel[(4,)](x, out, x.numel(), FN=fn, BLOCK=1024)
+    ref = getattr(torch, fn)(x.float()).to(dtype)
+    spacing = torch.finfo(dtype).eps * ref.float().abs().clamp(min=torch.finfo(dtype).tiny)
+    assert ((out.float() - ref.float()).abs() <= spacing).all()
+    assert (out == ref).float().mean() > 0.99
+
+
+def test_diagnostic_command():
+    out = subprocess.run([sys.executable, "-m", "triton_cpu"], capture_output=True, text=True, check=True,
+                         env={**os.environ, "TRITON_CPU_MATH_LIB": "libmvec"}).stdout
+    assert "math library        libmvec (TRITON_CPU_MATH_LIB" in out
+    assert ("version" in out) == sleef.available()
+    assert math.isfinite(float(out.split("-bit vectors")[0].split()[-1]))
