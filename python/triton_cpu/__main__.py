@@ -21,7 +21,8 @@ def report() -> str:
     except ValueError as e:
         math = f"error: {e}"
     source = "TRITON_CPU_MATH_LIB" if os.environ.get("TRITON_CPU_MATH_LIB") else "default"
-    threads = os.environ.get("TRITON_CPU_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or str(os.cpu_count())
+    threads = (os.environ.get("TRITON_CPU_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
+               or f"{len(os.sched_getaffinity(0))} (the cores this process may use)")
     rows = [
         ("triton-cpu", f"{triton_cpu.__version__} ({os.path.dirname(triton_cpu.__file__)})"),
         ("triton", triton.__version__),

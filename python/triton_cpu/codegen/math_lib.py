@@ -117,16 +117,17 @@ class MathLib:
             return None, 0  # not a power of two: no chunking scheme; libm per lane
         widest = self.vector_bits // bits
         w = min(widest, max(n, 128 // bits)) if n > 1 else 1
-        for name in self._names(base, nargs, elem, bits, w):
-            t = ir.VectorType(elem, w) if w > 1 else elem
-            fn = cg.declare(module, name, t, [t] * nargs)
-            fn.attributes.add("nounwind")
-            fn.attributes.add("readnone")
-            return fn, w
-        return None, 0
+        name = next(self._names(base, nargs, elem, bits, w), None)
+        if name is None:
+            return None, 0
+        t = ir.VectorType(elem, w) if w > 1 else elem
+        fn = cg.declare(module, name, t, [t] * nargs)
+        fn.attributes.add("nounwind")
+        fn.attributes.add("readnone")
+        return fn, w
 
     def _names(self, base, nargs, elem, bits, w):
-        """Candidate symbols, best first (at most one is returned by `_variant`)."""
+        """Candidate symbols for `w` lanes, best first."""
         suffix = "f" if elem == cg.F32 else "d"
         if self.library == "sleef" and SLEEF.get(base, (0,))[0] == nargs:
             isa = self._sleef_isa(w * bits) if w > 1 else ("purecfma" if self.has("fma") else "purec")
