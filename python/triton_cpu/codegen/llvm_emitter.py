@@ -993,7 +993,8 @@ class FunctionEmitter:
         ptrs = self.v(op.ptrs)
         n = ptrs.type.count
         size = self.me.scalar_type(elem_of(op.ptrs.type).parameters[0], memory=True)
-        step = _nbytes(size)
+        stride = op.properties.get("stride")
+        step = _nbytes(size) * (stride.value.data if stride is not None else 1)
         addrs = b.ptrtoint(ptrs, ir.VectorType(cg.I64, n))
         first = cg.splat(b, b.extract_element(addrs, ir.Constant(cg.I32, 0)), n)
         want = ir.Constant(ir.VectorType(cg.I64, n), [ir.Constant(cg.I64, k * step) for k in range(n)])

@@ -73,17 +73,19 @@ class AddPtrOp(IRDLOperation):
 
 @irdl_op_definition
 class IsContiguousOp(IRDLOperation):
-    """True when lane k of a vector of pointers points k elements past lane 0, for every
-    lane: a vector access at lane 0's address then touches what a gather or scatter would.
+    """True when lane k of a vector of pointers points k elements (k * stride with the
+    `stride` property) past lane 0, for every lane: a vector access at lane 0's address then touches what a gather or scatter would.
     Guards the vector accesses the lowering takes on an assumption it cannot prove
     (see `TileEmitter.speculative`)."""
     name = "tcpu.is_contiguous"
     ptrs = operand_def(VectorType)
     result = result_def(IntegerType)
+    stride = opt_prop_def(IntegerAttr)  # lane k is k * stride elements past lane 0 (default 1)
     traits = traits_def(Pure())
 
-    def __init__(self, ptrs: SSAValue):
-        super().__init__(operands=[ptrs], result_types=[IntegerType(1)])
+    def __init__(self, ptrs: SSAValue, stride: int = 1):
+        props = {"stride": IntegerAttr(stride, 64)} if stride != 1 else {}
+        super().__init__(operands=[ptrs], result_types=[IntegerType(1)], properties=props)
 
 
 class _CastOp(IRDLOperation):

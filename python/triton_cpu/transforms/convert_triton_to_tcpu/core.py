@@ -19,8 +19,10 @@ loads and elementwise ops itself and shape ops through `shape_ops.FUSED`. Loads 
 axis analysis on their pointer: contiguous along the lane dimension gives
 `tcpu.vload`/`tcpu.vstore` at one scalar address, a pointer constant along it a scalar
 load broadcast to the lanes, contiguous only if an unproven x >= 0 holds (offsets through
-x % m) a vector access behind a run-time `tcpu.is_contiguous` check, anything else a
-gather/scatter.
+x % m) a vector access behind a run-time `tcpu.is_contiguous` check, a load whose lanes
+step by 2..4 elements (`lane_stride`) one masked contiguous load of every element in
+between plus a shuffle (behind the same check when the contiguity is assumed), anything
+else a gather/scatter.
 
 `FuncLowering.materialization_plan` decides what is computed once (a load that a write
 may separate from a consumer, an expensive value with several consumers or used in a loop
@@ -116,14 +118,14 @@ class TileEmitter:
         self.emit(op)
         return list(op.results)
 
-    def speculative(self, ptr: SSAValue, idx, width, lane, result_types, vector_access, lane_access):
+    def speculative(self, ptr: SSAValue, idx, width, lane, result_types, vector_access, lane_access, stride=1):
         """A vector access at lane 0's address when the `width` lanes' pointers are
-        consecutive at run time, else one access per lane: for pointers whose contiguity
+        consecutive (`stride` elements apart) at run time, else one access per lane: for pointers whose contiguity
         rests on an assumption of the analysis (x % m and x // m of an x not proven >= 0,
         see AxisInfoAnalysis). `vector_access(emitter, p0)` and `lane_access(emitter,
         ptrs)` return the values to yield, of `result_types`."""
         ptrs = self.value(ptr, idx, width, lane)
-        ok = self.emit(tcpu.IsContiguousOp(ptrs))
+        ok = self.emit(tcpu.IsContiguousOp(ptrs, stride))
         p0 = self.emit(vector.ExtractOp(ptrs, [0], ptrs.type.element_type))
         return self.if_else(ok, result_types, lambda e: vector_access(e, p0), lambda e: lane_access(e, ptrs))
 
@@ -288,7 +290,31 @@ class TileEmitter:
             return self.speculative(ptr, idx, width, lane, [vt],
                                     lambda e, p0: [e.emit(tcpu.VLoadOp(p0, vt, m, o, align))],
                                     lambda e, ptrs: [e.emit(tcpu.GatherOp(ptrs, vt, m, o))])[0]
+        stride = self.low.lane_stride(ptr, width, lane, self.low.axis)
+        if stride:
+            return self._strided_load(self.value(ptr, idx, 1), width, stride, elem, m, o)
+        stride = self.low.lane_stride(ptr, width, lane, self.low.axis_assumed)
+        if stride:
+            return self.speculative(ptr, idx, width, lane, [vt],
+                                    lambda e, p0: [e._strided_load(p0, width, stride, elem, m, o)],
+                                    lambda e, ptrs: [e.emit(tcpu.GatherOp(ptrs, vt, m, o))], stride)[0]
         return self.emit(tcpu.GatherOp(self.value(ptr, idx, width, lane), vt, m, o))
+
+    def _strided_load(self, p0, width, stride, elem, m, o):
+        """Lanes p0, p0 + s, ..., p0 + (width-1) s: one masked contiguous load of width * s
+        elements whose mask keeps every s-th (masked-off elements are never touched, so
+        nothing past the last lane is read), then a shuffle picking those."""
+        n = width * stride
+        spread = DenseArrayBase.from_list(i64, [j // stride for j in range(n)])
+        every = self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(
+            VectorType(IntegerType(1), [n]), [int(j % stride == 0) for j in range(n)])))
+        if m is not None:
+            wide_m = self.emit(vector.ShuffleOp(m, m, spread, result_type=VectorType(IntegerType(1), [n])))
+            every = self.emit(arith.AndIOp(wide_m, every))
+        wide_o = self.emit(vector.ShuffleOp(o, o, spread, result_type=VectorType(elem, [n]))) if o is not None else None
+        wide = self.emit(tcpu.VLoadOp(p0, VectorType(elem, [n]), every, wide_o))
+        pick = DenseArrayBase.from_list(i64, [j * stride for j in range(width)])
+        return self.emit(vector.ShuffleOp(wide, wide, pick, result_type=VectorType(elem, [width])))
 
 
 class FuncLowering:
@@ -331,6 +357,51 @@ class FuncLowering:
     # -- helpers shared by scalar and vector code ---------------------------
     def emitter_before(self, op: Operation) -> TileEmitter:
         return TileEmitter(self, op.parent_block(), op)
+
+    # Largest stride (in elements) a strided load reads as one contiguous masked load.
+    MAX_LOAD_STRIDE = 4
+
+    def lane_stride(self, ptr: SSAValue, width: int, lane: int, analysis: AxisInfoAnalysis) -> int:
+        """s (2 <= s <= MAX_LOAD_STRIDE) when `ptr`'s elements along `lane` step by s elements
+        in every chunk of `width` lanes, else 0. Found by writing its offsets as a sum of terms
+        (through tt.addptr, arith.addi/subi, widening and multiplication by a constant): every term
+        constant along the chunk except one contiguous term times s (`x[:, ::2]`,
+        `base + 2 * i`, Inductor's `2*x0 + 256*tmp4`). With `axis_assumed` as `analysis`
+        the contiguity may rest on an assumption: the caller checks it at run time."""
+        terms = self._offset_terms(ptr, 1, 0)
+        if terms is None:
+            return 0
+        strided = []
+        for coef, leaf in terms:
+            info = analysis.get(leaf) if is_tensor(leaf) else None
+            if info is None or info.constancy[lane] >= width:
+                continue
+            if info.contiguity[lane] < width:
+                return 0
+            strided.append(coef)
+        if len(strided) != 1 or not 2 <= strided[0] <= self.MAX_LOAD_STRIDE:
+            return 0
+        return strided[0]
+
+    def _offset_terms(self, v: SSAValue, coef: int, depth: int):
+        """[(coefficient, leaf)] with v = sum of coefficient * leaf, or None (too deep)."""
+        if depth > 8:
+            return None
+        op = v.owner if isinstance(v.owner, Operation) else None
+        name = op.name if op is not None and is_tensor(v) else ""
+        if name in ("tt.addptr", "arith.addi", "arith.subi"):
+            a = self._offset_terms(op.operands[0], coef, depth + 1)
+            b = self._offset_terms(op.operands[1], -coef if name == "arith.subi" else coef, depth + 1)
+            return None if a is None or b is None else a + b
+        if name in ("arith.extsi", "arith.extui"):
+            # Widening keeps the sum (the analysis, too, assumes the narrow one did not wrap).
+            return self._offset_terms(op.operands[0], coef, depth + 1)
+        if name == "arith.muli":
+            for x, y in (op.operands, op.operands[::-1]):
+                c = self.axis.get(y).value if is_tensor(y) else None
+                if c is not None:
+                    return self._offset_terms(x, coef * c, depth + 1)
+        return [(coef, v)]
 
     def alignment(self, ptr: SSAValue, width: int, lane: int = -1) -> int:
         elem_bytes = pointee_bytes(element_type(ptr.type))
