@@ -16,6 +16,7 @@ sqrt and rsqrt are the hardware square root (and a division) whatever the librar
 python/test/test_math_lib.py checks the same errors against `bound` (MAX_ULP per library).
 """
 import argparse
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -44,10 +45,10 @@ def bound(lib: str, name: str) -> float:
 @dataclass(frozen=True)
 class Function:
     arity: int
-    numpy: Callable  # float64 reference for fp32 results
-    mp: Callable  # mpmath reference (mpf arguments) for fp64 results
+    numpy: Callable | None  # float64 reference for fp32 results (None: use mp)
+    mp: Callable  # (mpmath module, mpf arguments...) -> reference for fp64 results
     common: tuple  # (lo, hi) uniform range of ordinary inputs
-    domain: str  # "all", "positive", "unit" (|x| <= 1), "above-1" (x >= -1)
+    domain: str  # "all", "positive", "above-1" (x >= -1)
 
 
 def _mp():
@@ -56,45 +57,40 @@ def _mp():
     return mpmath
 
 
-def _mpfn(name):
-    def f(*xs):
-        mp = _mp()
-        return {
-            "exp": lambda x: mp.exp(x), "exp2": lambda x: mp.power(2, x), "log": lambda x: mp.log(x),
-            "log2": lambda x: mp.log(x, 2), "sin": mp.sin, "cos": mp.cos, "tan": mp.tan, "tanh": mp.tanh,
-            "erf": mp.erf, "pow": lambda x, y: mp.power(x, y), "sqrt": mp.sqrt, "rsqrt": lambda x: 1 / mp.sqrt(x),
-            "atan2": lambda y, x: mp.atan2(y, x), "sinh": mp.sinh, "cosh": mp.cosh, "log1p": mp.log1p,
-            "expm1": mp.expm1,
-        }[name](*xs)
-    return f
-
-
 def _np_rsqrt(x):
     with np.errstate(divide="ignore"):
         return 1.0 / np.sqrt(x)
 
 
+# The README table's functions (`python -m triton_cpu.tools.math_accuracy`).
 FUNCTIONS = {
-    "exp": Function(1, np.exp, _mpfn("exp"), (-10, 10), "all"),
-    "exp2": Function(1, np.exp2, _mpfn("exp2"), (-10, 10), "all"),
-    "log": Function(1, np.log, _mpfn("log"), (0.01, 100), "positive"),
-    "log2": Function(1, np.log2, _mpfn("log2"), (0.01, 100), "positive"),
-    "sin": Function(1, np.sin, _mpfn("sin"), (-10, 10), "all"),
-    "cos": Function(1, np.cos, _mpfn("cos"), (-10, 10), "all"),
-    "tan": Function(1, np.tan, _mpfn("tan"), (-1.5, 1.5), "all"),
-    "tanh": Function(1, np.tanh, _mpfn("tanh"), (-5, 5), "all"),
-    "erf": Function(1, None, _mpfn("erf"), (-4, 4), "all"),
-    "pow": Function(2, np.power, _mpfn("pow"), (0.01, 10), "positive"),
-    "sqrt": Function(1, np.sqrt, _mpfn("sqrt"), (0.01, 100), "positive"),
-    "rsqrt": Function(1, _np_rsqrt, _mpfn("rsqrt"), (0.01, 100), "positive"),
-    "atan2": Function(2, np.arctan2, _mpfn("atan2"), (-10, 10), "all"),
-    "sinh": Function(1, np.sinh, _mpfn("sinh"), (-10, 10), "all"),
-    "cosh": Function(1, np.cosh, _mpfn("cosh"), (-10, 10), "all"),
-    "log1p": Function(1, np.log1p, _mpfn("log1p"), (-0.5, 10), "above-1"),
-    "expm1": Function(1, np.expm1, _mpfn("expm1"), (-2, 2), "all"),
+    "exp": Function(1, np.exp, lambda mp, x: mp.exp(x), (-10, 10), "all"),
+    "exp2": Function(1, np.exp2, lambda mp, x: mp.power(2, x), (-10, 10), "all"),
+    "log": Function(1, np.log, lambda mp, x: mp.log(x), (0.01, 100), "positive"),
+    "log2": Function(1, np.log2, lambda mp, x: mp.log(x, 2), (0.01, 100), "positive"),
+    "sin": Function(1, np.sin, lambda mp, x: mp.sin(x), (-10, 10), "all"),
+    "cos": Function(1, np.cos, lambda mp, x: mp.cos(x), (-10, 10), "all"),
+    "tan": Function(1, np.tan, lambda mp, x: mp.tan(x), (-1.5, 1.5), "all"),
+    "tanh": Function(1, np.tanh, lambda mp, x: mp.tanh(x), (-5, 5), "all"),
+    "erf": Function(1, None, lambda mp, x: mp.erf(x), (-4, 4), "all"),
+    "pow": Function(2, np.power, lambda mp, x, y: mp.power(x, y), (0.01, 10), "positive"),
+    "sqrt": Function(1, np.sqrt, lambda mp, x: mp.sqrt(x), (0.01, 100), "positive"),
+    "rsqrt": Function(1, _np_rsqrt, lambda mp, x: 1 / mp.sqrt(x), (0.01, 100), "positive"),
+    "atan2": Function(2, np.arctan2, lambda mp, y, x: mp.atan2(y, x), (-10, 10), "all"),
+    "sinh": Function(1, np.sinh, lambda mp, x: mp.sinh(x), (-10, 10), "all"),
+    "cosh": Function(1, np.cosh, lambda mp, x: mp.cosh(x), (-10, 10), "all"),
+    "log1p": Function(1, np.log1p, lambda mp, x: mp.log1p(x), (-0.5, 10), "above-1"),
+    "expm1": Function(1, np.expm1, lambda mp, x: mp.expm1(x), (-2, 2), "all"),
+}
+# Further functions the kernel computes (tests of SLEEF's edges), not in the table.
+EXTRA_FUNCTIONS = {
+    "asinh": Function(1, np.arcsinh, lambda mp, x: mp.asinh(x), (-10, 10), "all"),
+    "acosh": Function(1, np.arccosh, lambda mp, x: mp.acosh(x), (1, 10), "positive"),
+    "tgamma": Function(1, None, lambda mp, x: mp.gamma(x), (0.5, 10), "all"),
 }
 
 
+@functools.lru_cache(None)
 def _kernel():
     import triton
     import triton.language as tl
@@ -138,28 +134,31 @@ def _kernel():
             r = libdevice.cosh(x)
         elif FN == "log1p":
             r = libdevice.log1p(x)
-        else:
-            tl.static_assert(FN == "expm1")
+        elif FN == "expm1":
             r = libdevice.expm1(x)
+        elif FN == "asinh":
+            r = libdevice.asinh(x)
+        elif FN == "acosh":
+            r = libdevice.acosh(x)
+        else:
+            tl.static_assert(FN == "tgamma")
+            r = libdevice.tgamma(x)
         tl.store(out_ptr + offs, r, mask=m)
 
     return apply
 
 
-_APPLY = None
+def _launch(name, x, y, out, lib, threads=0, vector_bits=0, block=1024):
+    _kernel()[(max(1, -(-x.numel() // block)),)](x, y, out, x.numel(), FN=name, BLOCK=block, math_lib=lib,
+                                                  num_threads=threads, vector_bits=vector_bits)
 
 
 def run(name: str, args, lib: str, threads: int = 0, vector_bits: int = 0):
     """The kernel's results for `name` on numpy `args` (one array per argument)."""
-    global _APPLY
     import torch
-    _APPLY = _APPLY or _kernel()
     xs = [torch.from_numpy(np.ascontiguousarray(a)) for a in args]
-    x, y = xs[0], xs[-1]
-    out = torch.empty_like(x)
-    block = 1024
-    _APPLY[(max(1, -(-x.numel() // block)),)](x, y, out, x.numel(), FN=name, BLOCK=block, math_lib=lib,
-                                              num_threads=threads, vector_bits=vector_bits)
+    out = torch.empty_like(xs[0])
+    _launch(name, xs[0], xs[-1], out, lib, threads, vector_bits)
     return out.numpy()
 
 
@@ -210,7 +209,7 @@ def sample(name: str, dtype, n: int, seed: int = 0):
 def reference(name: str, args, dtype):
     """(hi, lo): the exact result as a float64 pair (lo = 0 for fp32 results, where the
     float64 reference is exact enough), NaN where the result is undefined."""
-    f = FUNCTIONS[name]
+    f = FUNCTIONS.get(name) or EXTRA_FUNCTIONS[name]
     wide = [a.astype(np.float64) for a in args]
     if dtype == np.float32 and f.numpy is not None:
         with np.errstate(all="ignore"):
@@ -220,7 +219,7 @@ def reference(name: str, args, dtype):
     lo = np.zeros(len(wide[0]))
     for i, xs in enumerate(zip(*wide)):
         try:
-            v = f.mp(*[mp.mpf(float(x)) for x in xs])
+            v = f.mp(mp, *[mp.mpf(float(x)) for x in xs])
         except (ValueError, ZeroDivisionError, OverflowError):
             v = mp.nan
         if isinstance(v, mp.mpc) or mp.isnan(v):
@@ -259,20 +258,15 @@ def ulp_errors(got, ref, dtype):
 def throughput(name: str, dtype, lib: str, n: int = 1 << 18, repeats: int = 50) -> float:
     """Elements per nanosecond on one thread (best of `repeats` launches), inputs from the
     common range, 2^18 of them: a few MB that stay in the L2/L3 caches between launches."""
-    global _APPLY
     import torch
-    _APPLY = _APPLY or _kernel()
     f = FUNCTIONS[name]
     rng = np.random.default_rng(1)
     xs = [torch.from_numpy(rng.uniform(*f.common, n).astype(dtype)) for _ in range(f.arity)]
-    x, y = xs[0], xs[-1]
-    out = torch.empty_like(x)
-    block = 1024
-    launch = _APPLY[(n // block,)]
+    out = torch.empty_like(xs[0])
     best = math.inf
     for i in range(repeats + 1):
         t = time.perf_counter()
-        launch(x, y, out, n, FN=name, BLOCK=block, math_lib=lib, num_threads=1)
+        _launch(name, xs[0], xs[-1], out, lib, threads=1)
         if i:  # the first launch compiles
             best = min(best, time.perf_counter() - t)
     return n / (best * 1e9)
