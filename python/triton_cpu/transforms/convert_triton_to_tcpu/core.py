@@ -290,10 +290,9 @@ class TileEmitter:
             return self.speculative(ptr, idx, width, lane, [vt],
                                     lambda e, p0: [e.emit(tcpu.VLoadOp(p0, vt, m, o, align))],
                                     lambda e, ptrs: [e.emit(tcpu.GatherOp(ptrs, vt, m, o))])[0]
-        stride = self.low.lane_stride(ptr, width, lane, self.low.axis)
-        if stride:
+        stride, proven = self.low.lane_stride(ptr, width, lane)
+        if stride and proven:
             return self._strided_load(self.value(ptr, idx, 1), width, stride, elem, m, o)
-        stride = self.low.lane_stride(ptr, width, lane, self.low.axis_assumed)
         if stride:
             return self.speculative(ptr, idx, width, lane, [vt],
                                     lambda e, p0: [e._strided_load(p0, width, stride, elem, m, o)],
@@ -361,27 +360,27 @@ class FuncLowering:
     # Largest stride (in elements) a strided load reads as one contiguous masked load.
     MAX_LOAD_STRIDE = 4
 
-    def lane_stride(self, ptr: SSAValue, width: int, lane: int, analysis: AxisInfoAnalysis) -> int:
-        """s (2 <= s <= MAX_LOAD_STRIDE) when `ptr`'s elements along `lane` step by s elements
-        in every chunk of `width` lanes, else 0. Found by writing its offsets as a sum of terms
-        (through tt.addptr, arith.addi/subi, widening and multiplication by a constant): every term
-        constant along the chunk except one contiguous term times s (`x[:, ::2]`,
-        `base + 2 * i`, Inductor's `2*x0 + 256*tmp4`). With `axis_assumed` as `analysis`
-        the contiguity may rest on an assumption: the caller checks it at run time."""
+    def lane_stride(self, ptr: SSAValue, width: int, lane: int) -> tuple[int, bool]:
+        """(s, proven) when `ptr`'s elements along `lane` step by s elements (2 <= s <=
+        MAX_LOAD_STRIDE) in every chunk of `width` lanes, else (0, False). Found by writing its
+        offsets as a sum of terms (through tt.addptr, arith.addi/subi, widening and
+        multiplication by a constant): every term constant along the chunk except one
+        contiguous term times s (`x[:, ::2]`, `base + 2 * i`, Inductor's `2*x0 + 256*tmp4`).
+        `proven` is False when that rests on the optimistic analysis (`axis_assumed`): the
+        caller then checks it at run time."""
         terms = self._offset_terms(ptr, 1, 0)
         if terms is None:
-            return 0
-        strided = []
-        for coef, leaf in terms:
-            info = analysis.get(leaf) if is_tensor(leaf) else None
-            if info is None or info.constancy[lane] >= width:
-                continue
-            if info.contiguity[lane] < width:
-                return 0
-            strided.append(coef)
-        if len(strided) != 1 or not 2 <= strided[0] <= self.MAX_LOAD_STRIDE:
-            return 0
-        return strided[0]
+            return 0, False
+        for analysis in (self.axis, self.axis_assumed):
+            strided = []
+            for coef, leaf in terms:
+                info = analysis.get(leaf) if is_tensor(leaf) else None
+                if info is None or info.constancy[lane] >= width:
+                    continue
+                strided.append(coef if info.contiguity[lane] >= width else 0)
+            if len(strided) == 1 and 2 <= strided[0] <= self.MAX_LOAD_STRIDE:
+                return strided[0], analysis is self.axis
+        return 0, False
 
     def _offset_terms(self, v: SSAValue, coef: int, depth: int):
         """[(coefficient, leaf)] with v = sum of coefficient * leaf, or None (too deep)."""
