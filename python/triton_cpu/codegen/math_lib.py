@@ -11,6 +11,8 @@ f32/f64 scalars or vectors. The library is the kernel's `math_lib` option (sleef
   * "libmvec": glibc's vector ABI (`_ZGV{b,c,d,e}N<lanes>v_<fn>`), up to 4 ulp as glibc
     documents; what it lacks is scalar libm per lane;
   * "scalar": libm per lane (the reference the others are measured against).
+In the "sleef" and "libmvec" modes, fp32 exp and exp2 are not called but emitted inline
+(inline_math.py: as accurate as SLEEF's u10, faster, and no call in the loop).
 Vectors narrower than the chosen width are padded to it (the extra lanes are discarded);
 vectors wider are split. sqrt/floor/ceil/fma/fabs are exact LLVM intrinsics in every mode.
 fp16 and bf16 inputs are computed in fp32 by the callers and rounded once.
@@ -19,6 +21,7 @@ import llvmlite.ir as ir
 
 from triton_cpu import sleef
 from triton_cpu.codegen import cgutils as cg
+from triton_cpu.codegen.inline_math import INLINE
 
 # libm name (double variant) -> number of vector arguments, for functions libmvec has.
 LIBMVEC = {
@@ -96,6 +99,9 @@ class MathLib:
         elem = cg.scalar_of(args[0].type)
         ret_elem = ret_elem or elem
         vector = isinstance(args[0].type, ir.VectorType)
+        inline = INLINE.get(base, {}).get(elem) if ret_elem == elem and self.library != "scalar" else None
+        if inline is not None:
+            return inline(builder, *args)
         if ret_elem == elem and elem in (cg.F32, cg.F64):
             fn, width = self._variant(builder.module, base, len(args), elem, cg.lanes(args[0].type) if vector else 1)
             if fn is not None:

@@ -1,0 +1,43 @@
+// RUN: triton-cpu-opt %s --emit-llvm --no-opt --vector-bits 256 --math-lib libmvec --cpu-features +avx,+avx2,+fma | FileCheck %s
+// RUN: triton-cpu-opt %s --emit-llvm --no-opt --vector-bits 256 --math-lib scalar --cpu-features +avx,+avx2,+fma | FileCheck %s --check-prefix=SCALAR
+
+// fp32 exp is emitted inline: clamp, q = rint(x * log2(e)), s = x - q*ln2 in two parts,
+// a polynomial, then the scale by 2^q in two halves, NaN passed through. No call.
+// CHECK-LABEL: define external void @"k"
+// CHECK-NOT: call {{.*}}exp
+// CHECK: fcmp olt <8 x float> %{{.*}}, <float 0xc05a000000000000
+// CHECK: call <8 x float> @"llvm.rint.v8f32"
+// CHECK: call <8 x float> @"llvm.fmuladd.v8f32"(<8 x float> %{{.*}}, <8 x float> <float 0xbfe62e4000000000
+// CHECK: fptosi <8 x float> %{{.*}} to <8 x i32>
+// CHECK: ashr <8 x i32>
+// CHECK: shl <8 x i32> %{{.*}}, <i32 23
+// CHECK: fcmp uno <8 x float>
+// fp32 exp2: the same scheme, the reduced argument x - rint(x) is exact.
+// CHECK: call <8 x float> @"llvm.rint.v8f32"
+// CHECK: fsub <8 x float>
+// CHECK-NOT: call {{.*}}exp
+// A scalar gets the same code, so a lane and a scalar agree.
+// CHECK: call float @"llvm.rint.f32"
+// CHECK-NOT: call {{.*}}exp
+// fp64 exp is still a library call.
+// CHECK: call <4 x double> @"_ZGVdN4v_exp"
+
+// The scalar mode is the libm reference: nothing inlined.
+// SCALAR: call float @"expf"
+// SCALAR: call float @"exp2f"
+// SCALAR-NOT: llvm.rint
+func.func public @k(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>, %xd: !tt.ptr<f64>, %od: !tt.ptr<f64>) {
+  %m = arith.constant dense<true> : vector<8xi1>
+  %v = "tcpu.vload"(%x, %m) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 0>}> : (!tt.ptr<f32>, vector<8xi1>) -> vector<8xf32>
+  %e = math.exp %v : vector<8xf32>
+  %e2 = math.exp2 %e : vector<8xf32>
+  "tcpu.vstore"(%o, %e2, %m) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tt.ptr<f32>, vector<8xf32>, vector<8xi1>) -> ()
+  %f = "tcpu.load"(%x) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (!tt.ptr<f32>) -> f32
+  %ef = math.exp %f : f32
+  "tcpu.store"(%o, %ef) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!tt.ptr<f32>, f32) -> ()
+  %md = arith.constant dense<true> : vector<4xi1>
+  %d = "tcpu.vload"(%xd, %md) <{alignment = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 0>}> : (!tt.ptr<f64>, vector<4xi1>) -> vector<4xf64>
+  %ed = math.exp %d : vector<4xf64>
+  "tcpu.vstore"(%od, %ed, %md) <{alignment = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tt.ptr<f64>, vector<4xf64>, vector<4xi1>) -> ()
+  func.return
+}
