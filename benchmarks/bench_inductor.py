@@ -3,8 +3,9 @@ backend (`torch._inductor.config.cpu_backend = "triton"`), on eight small models
 
     python benchmarks/bench_inductor.py [--threads 2] [--rounds 7] [--no-cold] [--only NAME,...]
 
-Steady state: every variant is compiled and warmed first, then timed in interleaved rounds
-(one call of each variant per round, the median of the rounds reported). Ratios are
+Steady state: every variant is compiled (in this process, without Inductor's pool of compile
+workers) and warmed first, then timed in interleaved rounds (one call of each variant per
+round, the median of the rounds reported). Ratios are
 C++-backend time / Triton-backend time (> 1: this backend is faster) and eager / Triton.
 Cold compile: the first call of a variant in a fresh process with empty Inductor and
 Triton caches (`--no-cold` skips it; it runs 2 x 8 child processes). Exits 1 when the Triton
@@ -189,8 +190,16 @@ def main():
     p.add_argument("--only", default=None)
     args = p.parse_args()
     os.environ["TRITON_CPU_NUM_THREADS"] = str(args.threads)
+    # Compile in this process: Inductor's default pool of compile workers keeps importing
+    # torch for several seconds after the first compile, on the cores the timed calls use,
+    # which made steady-state times bimodal on a 2-core host (LN + GELU 3.5 or 8 ms). Set
+    # before torch is imported; the cold-compile children keep the default.
+    cold_env = dict(os.environ)
+    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
     names = args.only.split(",") if args.only else list(models())
     res = steady(names, args.rounds, args.threads)
+    os.environ.clear()
+    os.environ.update(cold_env)
     colds = {}
     if not args.no_cold:
         for name in names:

@@ -1,74 +1,73 @@
-"""Derives the polynomial coefficients of the inlined math functions
-(python/triton_cpu/codegen/inline_math.py) and prints them as Python hex floats.
+"""Derives the polynomial coefficients of the inlined fp32 math functions
+(python/triton_cpu/codegen/inline_math.py) and prints them as hex floats.
 
     python scripts/fit_math_polys.py
 
-Each fit minimizes the largest relative error of the function (not of the polynomial) over
-its reduced interval, by Lawson's iteratively reweighted least squares on a dense grid
-(which converges to the minimax fit), in mpmath at 60 digits; coefficients are then rounded
-to the target precision one at a time, refitting the rest after each rounding so the
-later ones absorb the earlier ones' rounding error. The printed `max rel err` is that of the
-rounded polynomial in exact arithmetic; the functions' measured errors in floating point are
-in the README's "Math functions" table (python -m triton_cpu.tools.math_accuracy).
+Each fit minimizes the largest error (relative or absolute, as the function's scheme needs)
+of the function, not of the polynomial, over its interval: Lawson's iteratively reweighted
+least squares on 3000 Chebyshev-spaced points, which converges to the minimax fit, in
+float64 (ample for fp32 coefficients; the references are scipy's float64 functions, written
+without cancellation). The coefficients are rounded to fp32 one at a time, lowest power
+first, refitting the rest after each rounding so that the later ones absorb the earlier
+ones' rounding. Centers are exact fp32 values: the kernel computes x - center exactly.
+
+The printed error is that of the rounded polynomial in exact arithmetic, in units of 2^-24
+(half an ulp of a result in [1, 2)); the functions' measured errors in fp32 arithmetic are
+in the README's "Math functions" table (python -m triton_cpu.tools.math_accuracy) and held
+by python/test/test_math_lib.py.
 """
-import struct
+import numpy as np
+from scipy.special import erf, erfc
 
-import mpmath as mp
-
-mp.mp.dps = 60
-
-
-def round_to(x, bits):
-    if bits == 64:
-        return float(x)
-    return struct.unpack("f", struct.pack("f", float(x)))[0]
+N = 3000
 
 
-def lawson(basis, target, scale, lo, hi, n=600, iters=60):
-    """Coefficients c minimizing max_i |sum_k c_k basis_k(x_i) - target(x_i)| / scale(x_i)."""
-    xs = [lo + (hi - lo) * (1 - mp.cos(mp.pi * (i + 0.5) / n)) / 2 for i in range(n)]
-    rows = [[b(x) / scale(x) for b in basis] for x in xs]
-    ys = [target(x) / scale(x) for x in xs]
-    w = [mp.mpf(1) / n] * n
-    c = None
+def lawson(basis, target, scale, iters=300):
+    w = np.full(len(target), 1.0 / len(target))
     for _ in range(iters):
-        A = mp.matrix([[mp.sqrt(w[i]) * v for v in rows[i]] for i in range(n)])
-        y = mp.matrix([mp.sqrt(w[i]) * ys[i] for i in range(n)])
-        c = mp.qr_solve(A, y)[0]
-        err = [abs(sum(c[k] * rows[i][k] for k in range(len(basis))) - ys[i]) for i in range(n)]
-        w = [w[i] * err[i] for i in range(n)]
-        total = sum(w)
-        w = [v / total for v in w]
-    return [c[k] for k in range(len(basis))], max(err)
+        sw = np.sqrt(w)
+        c = np.linalg.lstsq(basis / scale[:, None] * sw[:, None], target / scale * sw, rcond=None)[0]
+        err = np.abs(basis @ c - target) / scale
+        w = w * err
+        w /= w.sum()
+    return c
 
 
-def fit(name, degree_terms, target, scale, lo, hi, bits):
-    """Rounds the coefficients one at a time (lowest power first), refitting the rest."""
+def fit(name, lo, hi, terms, basis, target, scale):
+    """basis(x) -> matrix of the terms; target(x) and scale(x): the error is (p - target) / scale."""
+    x = lo + (hi - lo) * (1 - np.cos(np.pi * (np.arange(N) + 0.5) / N)) / 2
+    B, y, s = basis(x)[:, :terms], target(x), scale(x)
     fixed = []
-    for k in range(len(degree_terms)):
-        free = degree_terms[k:]
-        known = list(zip(degree_terms[:k], fixed))
+    for k in range(terms):
+        rest = y - B[:, :k] @ np.array(fixed) if fixed else y
+        fixed.append(float(np.float32(lawson(B[:, k:], rest, s)[0])))
+    worst = np.abs(B @ np.array(fixed) - y) / s
+    print(f"# {name} on [{lo}, {hi}]: max error {worst.max() / 2.0 ** -24:.3f} x 2^-24")
+    print("    " + ", ".join(f'"{c.hex()}"' for c in fixed))
 
-        def residual_target(x, known=known):
-            return target(x) - sum(c * t(x) for t, c in known)
 
-        c, err = lawson(free, residual_target, scale, lo, hi)
-        fixed.append(mp.mpf(round_to(c[0], bits)))
-    # Error of the fully rounded polynomial.
-    xs = [lo + (hi - lo) * i / 20000 for i in range(20001)]
-    worst = max(abs(sum(c * t(x) for t, c in zip(degree_terms, fixed)) - target(x)) / scale(x) for x in xs)
-    print(f"# {name}: max rel err {float(worst):.3g} (2^{float(mp.log(worst, 2)):.1f})")
-    print("    " + ", ".join(float(c).hex() for c in fixed))
+def powers(x, first, n=16, center=0.0):
+    return np.stack([x * 0 + 1 if first == 0 else (x - center) ** first] +
+                    [(x - center) ** k for k in range(first + 1, first + n)], axis=1)
 
 
 def main():
-    half_ln2 = mp.log(2) / 2
-    # e^s = 1 + s + s^2 (c0 + c1 s + ... + c4 s^4), s in [-ln2/2, ln2/2]: fp32 exp.
-    fit("expf: e^s - 1 - s = s^2 * P(s)", [lambda s, k=k: s ** (k + 2) for k in range(5)],
-        lambda s: mp.exp(s) - 1 - s, mp.exp, -half_ln2, half_ln2, 32)
-    # 2^s = 1 + s (c0 + c1 s + ... + c5 s^5), s in [-1/2, 1/2]: fp32 exp2.
-    fit("exp2f: 2^s - 1 = s * P(s)", [lambda s, k=k: s ** (k + 1) for k in range(6)],
-        lambda s: mp.power(2, s) - 1, lambda s: mp.power(2, s), mp.mpf(-0.5), mp.mpf(0.5), 32)
+    half_ln2 = np.log(2) / 2
+    # exp: e^s = 1 + s + s^2 P(s); relative error of e^s.
+    fit("exp: e^s - 1 - s = s^2 P(s)", -half_ln2, half_ln2, 5, lambda s: powers(s, 2),
+        lambda s: np.expm1(s) - s, np.exp)
+    # exp2: 2^s = 1 + s P(s); relative error of 2^s.
+    fit("exp2: 2^s - 1 = s P(s)", -0.5, 0.5, 6, lambda s: powers(s, 1),
+        lambda s: np.expm1(s * np.log(2)), lambda s: np.exp2(s))
+    # erf, three pieces; absolute error (the result is below 1, its ulp at most 2^-24).
+    fit("erf small: erf(x) - x = x P(x^2)", 1e-4, 0.84, 8, lambda x: x[:, None] * powers(x * x, 0),
+        lambda x: erf(x) - x, erf)
+    e_mid = np.float32(erf(1.25))
+    print(f"# erf middle constant: erf(1.25) in fp32 = {float(e_mid).hex()}")
+    fit("erf middle: erf(x) - E = P(x - 1.25)", 0.84, 2.0, 10, lambda x: powers(x, 0, center=1.25),
+        lambda x: erf(x) - float(e_mid), lambda x: np.ones_like(x))
+    fit("erf large: erf(x) - 1 = -erfc(x) = P(x - 3)", 2.0, 4.0, 11, lambda x: powers(x, 0, center=3.0),
+        lambda x: -erfc(x), lambda x: np.ones_like(x))
 
 
 if __name__ == "__main__":

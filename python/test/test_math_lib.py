@@ -122,6 +122,8 @@ INLINE_EDGES = {
             1e-30, -1e-30, 1e-8, 0.0, -0.0, 89.5, 1e10, -1e10, np.inf, -np.inf, np.nan],
     "exp2": [128.0, 127.99999, -126.0, -149.0, -149.5, -150.0, -151.0, 0.5, -0.5, 1e-30, 0.0, -0.0, 129.0, 1e10,
              -1e10, np.inf, -np.inf, np.nan],
+    # erf's pieces meet at 0.84 and 2; from 3.92 it rounds to 1; the clamp is at 4.
+    "erf": [0.84, 2.0, 3.92, 4.0, 1.25, 1e-30, 1e-40, 0.5, 1.0, 3.0, 10.0, 0.0, -0.0, np.inf, -np.inf, np.nan],
 }
 
 
@@ -130,16 +132,18 @@ def _inline_scalar_kernel(x_ptr, out_ptr, FN: tl.constexpr):
     x = tl.load(x_ptr + tl.program_id(0))
     if FN == "exp":
         r = tl.exp(x)
-    else:
+    elif FN == "exp2":
         r = tl.exp2(x)
+    else:
+        r = tl.math.erf(x)
     tl.store(out_ptr + tl.program_id(0), r)
 
 
 @pytest.mark.parametrize("vector_bits", [256, 512])
 @pytest.mark.parametrize("lib", [p for p in LIBS if getattr(p, "values", [p])[0] != "scalar"])
 @pytest.mark.parametrize("fn", list(INLINE_EDGES))
-def test_inline_exp_edges(fn, lib, vector_bits):
-    """fp32 exp/exp2 are emitted inline (codegen/inline_math.py): within 1 ulp of float64
+def test_inline_edges(fn, lib, vector_bits):
+    """fp32 exp/exp2/erf are emitted inline (codegen/inline_math.py): within 1 ulp of float64
     numpy at every regime change, NaN/inf/0 as libm has them, and a scalar (one program per
     element) gets the same result as a vector lane."""
     args = np.array([a for v in INLINE_EDGES[fn] for a in (_around(v) if np.isfinite(v) else [np.float32(v)])],

@@ -16,6 +16,12 @@
 // CHECK: call <8 x float> @"llvm.rint.v8f32"
 // CHECK: fsub <8 x float>
 // CHECK-NOT: call {{.*}}exp
+// fp32 erf: three polynomials selected per lane, the sign copied back.
+// CHECK: call <8 x float> @"llvm.fabs.v8f32"
+// CHECK: fcmp olt <8 x float> %{{.*}}, <float 0x4000000000000000
+// CHECK: fcmp olt <8 x float> %{{.*}}, <float 0x3feae147a0000000
+// CHECK: call <8 x float> @"llvm.copysign.v8f32"
+// CHECK-NOT: call {{.*}}erf
 // A scalar gets the same code, so a lane and a scalar agree.
 // CHECK: call float @"llvm.rint.f32"
 // CHECK-NOT: call {{.*}}exp
@@ -25,13 +31,15 @@
 // The scalar mode is the libm reference: nothing inlined.
 // SCALAR: call float @"expf"
 // SCALAR: call float @"exp2f"
+// SCALAR: call float @"erff"
 // SCALAR-NOT: llvm.rint
 func.func public @k(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>, %xd: !tt.ptr<f64>, %od: !tt.ptr<f64>) {
   %m = arith.constant dense<true> : vector<8xi1>
   %v = "tcpu.vload"(%x, %m) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 0>}> : (!tt.ptr<f32>, vector<8xi1>) -> vector<8xf32>
   %e = math.exp %v : vector<8xf32>
   %e2 = math.exp2 %e : vector<8xf32>
-  "tcpu.vstore"(%o, %e2, %m) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tt.ptr<f32>, vector<8xf32>, vector<8xi1>) -> ()
+  %er = math.erf %e2 : vector<8xf32>
+  "tcpu.vstore"(%o, %er, %m) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tt.ptr<f32>, vector<8xf32>, vector<8xi1>) -> ()
   %f = "tcpu.load"(%x) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (!tt.ptr<f32>) -> f32
   %ef = math.exp %f : f32
   "tcpu.store"(%o, %ef) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!tt.ptr<f32>, f32) -> ()

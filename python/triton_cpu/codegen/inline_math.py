@@ -1,43 +1,49 @@
-"""Math functions emitted inline as LLVM IR instead of called: fp32 `exp` and `exp2`.
+"""Math functions emitted inline as LLVM IR instead of called: fp32 `exp`, `exp2`, `erf`.
 
-They dominate softmax, attention, sigmoid/SiLU and cross-entropy, and a call into a vector
-library costs there more than the function itself: the call clobbers every vector register
-(the loop's live values are spilled around it), it is opaque to LLVM's scheduler and
-unroller, and SLEEF 3.5's `expf_u10` measured at about half the throughput of this code.
-Emitted inline, the loop keeps its values in registers and interleaves the polynomial
-with the loads and reductions around it.
+They dominate softmax, attention, sigmoid/SiLU, cross-entropy and exact GELU, where a call
+into a vector library costs more than the function: the call clobbers every vector
+register (the loop's live values are spilled around it) and is opaque to LLVM's scheduler
+and unroller; SLEEF 3.5's erff_u10 also runs at a fifth of libmvec's speed. Inline, the
+loop keeps its values in registers and interleaves the polynomial with the loads and
+reductions around it. The same code serves vectors of any width and scalars, so a tail
+element gets the same result as a vector lane. math_lib.MathLib uses these in the "sleef"
+and "libmvec" modes; "scalar" (the libm reference) calls libm.
 
-Both use the same scheme, at any vector width (and for scalars, so that a tail element
-gets the same result as a vector lane):
+exp and exp2:
   * clamp the argument to where the result is neither 0 nor infinity for every smaller /
-    larger argument (NaN passes through the clamp and is returned as is at the end);
+    larger argument (NaN passes through the clamp; a select returns it at the end);
   * split x = q*ln2 + s (exp; exp2: x = q + s) with q an integer and |s| <= ln2/2 (1/2):
-    ln2 is written as hi + lo with hi of 15 significant bits, so q*hi is exact for the
-    |q| <= 151 the clamp allows and x - q*hi is exact too, with or without FMA;
+    ln2 is hi + lo with hi of 15 significant bits, so q*hi is exact for the |q| <= 151
+    the clamp allows and x - q*hi is exact too, with or without FMA;
   * e^s (2^s) by a polynomial fitted for the smallest maximum relative error of the
-    function over the interval (scripts/fit_math_polys.py derives the coefficients; the
-    rounded polynomial's error is 2^-28.3, far below the final rounding);
+    function (scripts/fit_math_polys.py derives all coefficients here);
   * multiply by 2^q built from exponent bits, in two halves (2^(q>>1) * 2^(q - (q>>1))) so
     that results down into the subnormals are rounded once and q = 128 does not overflow
     the exponent field early.
-Measured error (python -m triton_cpu.tools.math_accuracy): at most 1 ulp over the whole
-domain, like SLEEF's u10 variants.
+erf: three polynomial pieces selected per lane (erf_f32).
+
+Measured (python -m triton_cpu.tools.math_accuracy; emulated over every fp32 input for
+erf): at most 0.87 ulp for exp, 0.88 exp2, 0.81 erf, like SLEEF's u10 variants.
 """
 import llvmlite.ir as ir
 
 from triton_cpu.codegen import cgutils as cg
 
-# libm name (double variant) -> emitter, for the element types it supports.
+
+def _hex(*values):
+    return [float.fromhex(v) for v in values]
+
+
 _LN2_HI = float.fromhex("0x1.62e4p-1")       # ln 2 rounded to 15 significant bits
 _LN2_LO = float.fromhex("0x1.7f7d1cp-20")    # fp32(ln 2 - _LN2_HI)
 _LOG2E = float.fromhex("0x1.715476p0")       # fp32(1 / ln 2)
 
 # e^s = 1 + s + s^2 (c0 + c1 s + ... + c4 s^4) on [-ln2/2, ln2/2].
-_EXP_POLY = [float.fromhex(h) for h in (
-    "0x1.fffffcp-2", "0x1.555492p-3", "0x1.5558acp-5", "0x1.12397cp-7", "0x1.6a5198p-10")]
+_EXP_POLY = _hex(
+    "0x1.fffffcp-2", "0x1.555494p-3", "0x1.5558bep-5", "0x1.123856p-7", "0x1.6a3d04p-10")
 # 2^s = 1 + s (c0 + c1 s + ... + c5 s^5) on [-1/2, 1/2].
-_EXP2_POLY = [float.fromhex(h) for h in (
-    "0x1.62e430p-1", "0x1.ebfbdcp-3", "0x1.c6af7ap-5", "0x1.3b2dd2p-7", "0x1.5f0948p-10", "0x1.417a9cp-13")]
+_EXP2_POLY = _hex(
+    "0x1.62e430p-1", "0x1.ebfbdcp-3", "0x1.c6af7cp-5", "0x1.3b2de0p-7", "0x1.5f082ep-10", "0x1.416b52p-13")
 
 
 def _fmuladd(b, x, y, z):
@@ -105,5 +111,38 @@ def exp2_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return _nan_through(b, x, _scale_by_pow2(b, es, q))
 
 
+# erf in three pieces, each a constant plus a polynomial whose value is small beside it, so
+# that the polynomial's rounding errors stay far below the result's ulp:
+# erf(x) = x + x P(x^2) on [0, 0.84] (2/sqrt(pi) split as 1 + c0: its rounding would bias
+# small arguments);
+_ERF_SMALL = _hex(
+    "0x1.06eba8p-3", "-0x1.81273ep-2", "0x1.ce2c20p-4", "-0x1.b7c852p-6", "0x1.5011fap-8", "-0x1.585daap-11",
+    "-0x1.5dad48p-14", "0x1.225ff6p-14")
+# erf(x) = erf(1.25) + P(x - 1.25) on [0.84, 2];
+_ERF_MID_AT, _ERF_MID_VALUE = 1.25, float.fromhex("0x1.d8865ep-1")
+_ERF_MID = _hex(
+    "-0x1.cd04f2p-27", "0x1.e46534p-3", "-0x1.2ebf2ep-2", "0x1.571bfcp-3", "-0x1.93fd56p-8", "-0x1.82393cp-5",
+    "0x1.5d49b2p-6", "0x1.bc5888p-9", "-0x1.6b1a84p-8", "0x1.67eddep-10")
+# erf(x) = 1 + P(x - 3) on [2, 4] (P = -erfc); from 3.92 the result rounds to 1.
+_ERF_LARGE_AT = 3.0
+_ERF_LARGE = _hex(
+    "-0x1.72a442p-16", "0x1.23d250p-13", "-0x1.b5f4f4p-12", "0x1.9ecbcep-11", "-0x1.120860p-10", "0x1.076a4cp-10",
+    "-0x1.80f2fcp-11", "0x1.b61624p-12", "-0x1.29c9b0p-13", "-0x1.d89690p-17", "0x1.78e804p-16")
+
+
+def erf_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """The three pieces evaluated for every lane and one selected (no branch in a vector
+    loop), on |x| clamped to 4, the sign copied back; NaN stays NaN through the clamp and
+    the polynomials."""
+    t = x.type
+    ax = _clamp(b, cg.call_intrinsic(b, "llvm.fabs", [t], t, [x]), 0.0, 4.0)
+    small = _fmuladd(b, ax, _horner(b, b.fmul(ax, ax), _ERF_SMALL), ax)
+    mid = b.fadd(cg.const(t, _ERF_MID_VALUE), _horner(b, b.fsub(ax, cg.const(t, _ERF_MID_AT)), _ERF_MID))
+    large = b.fadd(cg.const(t, 1.0), _horner(b, b.fsub(ax, cg.const(t, _ERF_LARGE_AT)), _ERF_LARGE))
+    r = b.select(b.fcmp_ordered("<", ax, cg.const(t, 2.0)), mid, large)
+    r = b.select(b.fcmp_ordered("<", ax, cg.const(t, 0.84)), small, r)
+    return cg.call_intrinsic(b, "llvm.copysign", [t], t, [r, x])
+
+
 # libm name (double variant) -> {element type: emitter}.
-INLINE = {"exp": {cg.F32: exp_f32}, "exp2": {cg.F32: exp2_f32}}
+INLINE = {"exp": {cg.F32: exp_f32}, "exp2": {cg.F32: exp2_f32}, "erf": {cg.F32: erf_f32}}
