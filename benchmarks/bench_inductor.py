@@ -4,8 +4,8 @@ backend (`torch._inductor.config.cpu_backend = "triton"`), on eight small models
     python benchmarks/bench_inductor.py [--threads 2] [--rounds 7] [--no-cold] [--only NAME,...]
 
 Steady state: every variant is compiled (in this process, without Inductor's pool of compile
-workers) and warmed first, then timed in interleaved rounds (one call of each variant per
-round, the median of the rounds reported). Ratios are
+workers) and warmed first, then timed in interleaved rounds (a burst of about 20 ms of
+back-to-back calls of each variant per round; the median per-call time of the rounds). Ratios are
 C++-backend time / Triton-backend time (> 1: this backend is faster) and eager / Triton.
 Cold compile: the first call of a variant in a fresh process with empty Inductor and
 Triton caches (`--no-cold` skips it; it runs 2 x 8 child processes). Exits 1 when the Triton
@@ -125,6 +125,12 @@ def variant(fn, backend):
     return torch.compile(fn, options={"cpu_backend": backend})
 
 
+def ts_first(fn, args):
+    t = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t
+
+
 def steady(names, rounds, threads):
     import torch
     from torch._inductor import config
@@ -140,12 +146,18 @@ def steady(names, rounds, threads):
         for v in variants.values():
             for _ in range(3):
                 v(*args)
+        # A burst of back-to-back calls per variant and round (about 20 ms, at least 3
+        # calls), so that each is timed in its own steady state: timed one call at a time
+        # after another variant, these memory-bound models measured the other variant's
+        # cache footprint (gather/index: 0.58 or 1.37 ms for the same C++ code, by order).
+        burst = {k: max(3, int(0.02 / max(ts_first(v, args), 1e-6))) for k, v in variants.items()}
         times = {k: [] for k in variants}
         for _ in range(rounds):
             for k, v in variants.items():
                 t = time.perf_counter()
-                v(*args)
-                times[k].append(time.perf_counter() - t)
+                for _ in range(burst[k]):
+                    v(*args)
+                times[k].append((time.perf_counter() - t) / burst[k])
         results[name] = {k: sorted(ts)[len(ts) // 2] * 1e3 for k, ts in times.items()}
     return results
 
@@ -190,16 +202,13 @@ def main():
     p.add_argument("--only", default=None)
     args = p.parse_args()
     os.environ["TRITON_CPU_NUM_THREADS"] = str(args.threads)
-    # Compile in this process: Inductor's default pool of compile workers keeps importing
-    # torch for several seconds after the first compile, on the cores the timed calls use,
-    # which made steady-state times bimodal on a 2-core host (LN + GELU 3.5 or 8 ms). Set
-    # before torch is imported; the cold-compile children keep the default.
-    cold_env = dict(os.environ)
+    # No pool of compile workers: started with torch, it keeps importing torch for seconds on
+    # the cores the timed calls use, which made steady-state times bimodal on a 2-core host
+    # (LN + GELU 3.5 or 8 ms); `config.compile_threads = 1` after the import was too late.
+    # Read when torch is imported, here and in the cold-compile children.
     os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
     names = args.only.split(",") if args.only else list(models())
     res = steady(names, args.rounds, args.threads)
-    os.environ.clear()
-    os.environ.update(cold_env)
     colds = {}
     if not args.no_cold:
         for name in names:
