@@ -3,8 +3,8 @@
     python benchmarks/compile_time.py
 
 Prints, for vector add and a 10-op elementwise kernel at BLOCK 1024 and 65536, the time
-of the first call (everything: Triton's frontend, our stages, the C launcher built on
-first use, the run) and of a second kernel compiled in the same process (what a new
+of the first call (everything: Triton's frontend, our stages, loading the C launcher
+built with the package, the run) and of a second kernel compiled in the same process (what a new
 kernel costs once the compiler is loaded). Compile time must not grow with BLOCK.
 """
 import os

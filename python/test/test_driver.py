@@ -776,3 +776,23 @@ def test_launch_overhead_is_small(load):
     per_call_us = (time.perf_counter() - start) / n * 1e6
     # Typically around 1 us; the bound leaves room for a loaded CI machine.
     assert per_call_us < 50
+
+
+def test_launcher_built_with_the_package():
+    """The launcher comes from triton_cpu/_C (built at install time: no C compiler on the
+    first kernel) while it matches the installed launcher.c and runtime.h; after an edit
+    of either (an editable install), the one built on first use."""
+    import hashlib
+    import importlib
+    mod = D.launcher_module()
+    src, header = D._launcher_sources()
+    assert mod.SOURCE_HASH == hashlib.sha256(src + header).hexdigest()
+    assert mod.__name__ == "triton_cpu._C.triton_cpu_launcher" and mod.HAS_OPENMP == 1
+    prebuilt = importlib.import_module("triton_cpu._C.triton_cpu_launcher")
+    orig = D._launcher_sources
+    try:
+        D._launcher_sources = lambda: (src + b"\n/* edited */\n", header)
+        assert D._prebuilt_launcher() is None
+    finally:
+        D._launcher_sources = orig
+    assert D._prebuilt_launcher() is prebuilt

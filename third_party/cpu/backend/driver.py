@@ -2,8 +2,10 @@
 
 `CPUDriver` answers Triton's device questions for the host CPU, `CPUUtils` loads kernel
 shared objects, and `CPULauncher` runs a loaded kernel over its grid. Launching goes
-through one generic C extension (`launcher.c`, built once with `triton.runtime.build`
-and cached in TRITON_CACHE_DIR), which reads a per-kernel argument spec computed here.
+through one generic C extension (`launcher.c`: built with the package into
+triton_cpu/_C, or, when its sources changed since, built on first use with
+`triton.runtime.build` and cached in TRITON_CACHE_DIR), which reads a per-kernel argument
+spec computed here.
 
 Thread count of a launch, highest priority first: the kernel's `num_threads` option
 (first item of the packed metadata), `TRITON_CPU_NUM_THREADS` (read at every launch),
@@ -61,25 +63,48 @@ _launcher_mod = None
 
 
 def launcher_module():
-    """The compiled `launcher.c` (built on first use, then taken from Triton's cache)."""
+    """The compiled `launcher.c`: the one built with the package when it was built from
+    the installed sources, else built on first use (then taken from Triton's cache)."""
     global _launcher_mod
     if _launcher_mod is not None:
         return _launcher_mod
     with _launcher_lock:
         if _launcher_mod is None:
-            _launcher_mod = _build_launcher()
+            from triton import knobs
+            _launcher_mod = _prebuilt_launcher() or _build_launcher()
+            _launcher_mod.set_hook_chain_type(knobs.HookChain)
     return _launcher_mod
 
 
+def _launcher_sources():
+    with open(os.path.join(_BACKEND_DIR, "launcher.c"), "rb") as f:
+        src = f.read()
+    with open(os.path.join(_include_dir(), "runtime.h"), "rb") as f:
+        header = f.read()
+    return src, header
+
+
+def _prebuilt_launcher():
+    """triton_cpu/_C/triton_cpu_launcher*.so (CMakeLists.txt), if its SOURCE_HASH is that
+    of the installed launcher.c + runtime.h (an editable install may have changed them)."""
+    import importlib
+    try:
+        mod = importlib.import_module("triton_cpu._C." + _MODULE_NAME)
+    except ImportError:
+        return None
+    src, header = _launcher_sources()
+    if getattr(mod, "SOURCE_HASH", None) != hashlib.sha256(src + header).hexdigest():
+        return None
+    return mod
+
+
 def _build_launcher():
-    from triton import knobs
     from triton.runtime.build import compile_module_from_file
 
     rt = _runtime_dir()
     inc = _include_dir()
-    with open(os.path.join(inc, "runtime.h"), "rb") as f:
-        # Triton's build cache hashes only launcher.c; a changed header must rebuild it too.
-        header_hash = hashlib.sha256(f.read()).hexdigest()[:16]
+    # Triton's build cache hashes only launcher.c; a changed header must rebuild it too.
+    header_hash = hashlib.sha256(_launcher_sources()[1]).hexdigest()[:16]
     src = os.path.join(_BACKEND_DIR, "launcher.c")
     common = dict(library_dirs=[rt], include_dirs=[inc], libraries=["TritonCPURuntime"])
     flags = ["-pthread", f"-Wl,-rpath,{rt}", f"-DTCPU_RUNTIME_H_HASH={header_hash}"]
@@ -91,7 +116,6 @@ def _build_launcher():
         warnings.warn("triton_cpu: building the launcher with -fopenmp failed; "
                       "using a slower launcher that starts threads per launch")
         mod = compile_module_from_file(src, _MODULE_NAME, ccflags=flags, **common)
-    mod.set_hook_chain_type(knobs.HookChain)
     return mod
 
 

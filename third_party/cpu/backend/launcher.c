@@ -1096,6 +1096,12 @@ PyMODINIT_FUNC PyInit_triton_cpu_launcher(void) {
   if (PyModule_AddObject(m, "ARG_CODES", codes) < 0)
     goto fail;
   codes = NULL;
+#ifdef TCPU_LAUNCHER_SOURCE_HASH
+  /* Built with the package (CMakeLists.txt): the hash of this file and runtime.h it was
+     built from, which driver.py compares with the installed sources before using it. */
+  if (PyModule_AddStringConstant(m, "SOURCE_HASH", TCPU_LAUNCHER_SOURCE_HASH) < 0)
+    goto fail;
+#endif
 #ifdef _OPENMP
   if (PyModule_AddIntConstant(m, "HAS_OPENMP", 1) < 0)
 #else
