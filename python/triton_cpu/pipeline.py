@@ -11,12 +11,14 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from triton_cpu import llvm
 from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
 from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
+from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
 from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
 
 
 def ttcir_passes(vector_bits: int, bounds_check: bool = False):
     return [
         UniformLoopIncrements(),
+        TransposeColumnTiles(),
         ConvertTritonToTCPU(vector_bits=vector_bits),
         *([InsertBoundsChecks()] if bounds_check else []),
         CommonSubexpressionElimination(),
