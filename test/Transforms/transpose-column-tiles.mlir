@@ -90,3 +90,26 @@ tt.func public @with_dot(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>) {
   %d = tt.dot %v, %b, %z : tensor<8x4xf32> * tensor<4x8xf32> -> tensor<8x8xf32>
   tt.return
 }
+
+
+// A function with a 2-D tensor argument (a noinline callee): its callers pass the tensor
+// untransposed, so it is left alone even with column loads.
+// CHECK-LABEL: tt.func private @callee
+// CHECK: tt.load %{{.*}} : tensor<8x4x!tt.ptr<f32>>
+tt.func private @callee(%x: !tt.ptr<f32>, %t: tensor<8x4xf32>) {
+  %c1024 = arith.constant dense<1024> : tensor<1x4xi32>
+  %i = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %j = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
+  %rows = tt.expand_dims %i {axis = 1 : i32} : tensor<8xi32> -> tensor<8x1xi32>
+  %cols = tt.expand_dims %j {axis = 0 : i32} : tensor<4xi32> -> tensor<1x4xi32>
+  %cs = arith.muli %cols, %c1024 : tensor<1x4xi32>
+  %rb = tt.broadcast %rows : tensor<8x1xi32> -> tensor<8x4xi32>
+  %cb = tt.broadcast %cs : tensor<1x4xi32> -> tensor<8x4xi32>
+  %off = arith.addi %rb, %cb : tensor<8x4xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<8x4x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %off : tensor<8x4x!tt.ptr<f32>>, tensor<8x4xi32>
+  %v = tt.load %p : tensor<8x4x!tt.ptr<f32>>
+  %s = arith.addf %v, %t : tensor<8x4xf32>
+  tt.store %p, %s : tensor<8x4x!tt.ptr<f32>>
+  tt.return
+}

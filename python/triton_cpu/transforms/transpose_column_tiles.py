@@ -15,7 +15,7 @@ tensor, reduce and scan of a 2-D one. Every other op that touches a 2-D tensor m
 elementwise (or a transpose, which stays one), so that its meaning does not depend on
 the element order; a kernel with anything else (dot, reshape, join/split/cat, gather,
 atomics, print, calls, block pointers, tensors of rank 3 or more, non-splat 2-D
-constants) is left alone.
+constants, tensor arguments) is left alone.
 
 When: at least one load or store of a 2-D pointer tensor has runs of 4 or more
 consecutive addresses down the first axis and only 1 along the last (the optimistic axis
@@ -43,6 +43,8 @@ _MIN_RUN = 4  # consecutive addresses down the first axis that make a column acc
 
 
 def _rank(v: SSAValue) -> int:
+    """The rank of a tensor value, 0 for scalars. (Triton 3.9 has no block pointers, and
+    make_ttir rewrites tensor descriptors into tensors of pointers before this pass.)"""
     t = v.type
     return len(t.get_shape()) if isinstance(t, TensorType) else 0
 
@@ -56,7 +58,10 @@ def _values(op: Operation):
 
 
 def _transposable(func: Operation) -> bool:
-    """Every op touching a 2-D tensor is one the rewrite knows; no tensor has rank > 2."""
+    """Every op touching a 2-D tensor is one the rewrite knows; no tensor has rank > 2;
+    the signature holds no tensor (a caller passes and expects them untransposed)."""
+    if any(_rank(a) for a in func.regions[0].blocks[0].args):
+        return False
     for op in func.walk():
         if op is func:
             continue
