@@ -11,7 +11,7 @@ f32/f64 scalars or vectors. The library is the kernel's `math_lib` option (sleef
   * "libmvec": glibc's vector ABI (`_ZGV{b,c,d,e}N<lanes>v_<fn>`), up to 4 ulp as glibc
     documents; what it lacks is scalar libm per lane;
   * "scalar": libm per lane (the reference the others are measured against).
-In the "sleef" and "libmvec" modes, fp32 exp and exp2 are not called but emitted inline
+In the "sleef" and "libmvec" modes, fp32 exp, exp2 and erf are not called but emitted inline
 (inline_math.py: as accurate as SLEEF's u10, faster, and no call in the loop).
 Vectors narrower than the chosen width are padded to it (the extra lanes are discarded);
 vectors wider are split. sqrt/floor/ceil/fma/fabs are exact LLVM intrinsics in every mode.
