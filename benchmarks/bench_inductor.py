@@ -4,7 +4,7 @@ backend (`torch._inductor.config.cpu_backend = "triton"`), on eight small models
     python benchmarks/bench_inductor.py [--threads 2] [--rounds 7] [--no-cold] [--only NAME,...]
 
 Steady state: every variant is compiled (in this process, without Inductor's pool of compile
-workers) and warmed first, then timed in interleaved rounds (a burst of about 20 ms of
+workers, which would share the timed cores) and warmed first, then timed in interleaved rounds (a burst of about 20 ms of
 back-to-back calls of each variant per round; the median per-call time of the rounds). Ratios are
 C++-backend time / Triton-backend time (> 1: this backend is faster) and eager / Triton.
 Cold compile: the first call of a variant in a fresh process with empty Inductor and
@@ -202,11 +202,6 @@ def main():
     p.add_argument("--only", default=None)
     args = p.parse_args()
     os.environ["TRITON_CPU_NUM_THREADS"] = str(args.threads)
-    # No pool of compile workers: started with torch, it keeps importing torch for seconds on
-    # the cores the timed calls use, which made steady-state times bimodal on a 2-core host
-    # (LN + GELU 3.5 or 8 ms); `config.compile_threads = 1` after the import was too late.
-    # Read when torch is imported, here and in the cold-compile children.
-    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
     names = args.only.split(",") if args.only else list(models())
     res = steady(names, args.rounds, args.threads)
     colds = {}
