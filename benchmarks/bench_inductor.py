@@ -4,9 +4,9 @@ backend (`torch._inductor.config.cpu_backend = "triton"`), on eight small models
     python benchmarks/bench_inductor.py [--threads 2] [--rounds 7] [--no-cold] [--only NAME,...]
 
 Steady state: every variant is compiled (in this process, without Inductor's pool of compile
-workers, which would share the timed cores) and warmed first, then timed in interleaved rounds (a burst of about 20 ms of
-back-to-back calls of each variant per round; the median per-call time of the rounds). Ratios are
-C++-backend time / Triton-backend time (> 1: this backend is faster) and eager / Triton.
+workers, which would share the timed cores) and warmed first, then timed in interleaved
+rounds (a burst of about 20 ms of back-to-back calls of each variant per round; the median
+per-call time of the rounds). Ratios are C++-backend time / Triton-backend time (> 1: this backend is faster) and eager / Triton.
 Cold compile: the first call of a variant in a fresh process with empty Inductor and
 Triton caches (`--no-cold` skips it; it runs 2 x 8 child processes). Exits 1 when the Triton
 backend is slower than the C++ one on a model or the geomean is below GEOMEAN_FLOOR.
@@ -125,7 +125,7 @@ def variant(fn, backend):
     return torch.compile(fn, options={"cpu_backend": backend})
 
 
-def ts_first(fn, args):
+def _seconds_per_call(fn, args):
     t = time.perf_counter()
     fn(*args)
     return time.perf_counter() - t
@@ -150,7 +150,7 @@ def steady(names, rounds, threads):
         # calls), so that each is timed in its own steady state: timed one call at a time
         # after another variant, these memory-bound models measured the other variant's
         # cache footprint (gather/index: 0.58 or 1.37 ms for the same C++ code, by order).
-        burst = {k: max(3, int(0.02 / max(ts_first(v, args), 1e-6))) for k, v in variants.items()}
+        burst = {k: max(3, int(0.02 / max(_seconds_per_call(v, args), 1e-6))) for k, v in variants.items()}
         times = {k: [] for k in variants}
         for _ in range(rounds):
             for k, v in variants.items():

@@ -47,8 +47,9 @@ def fit(name, lo, hi, terms, basis, target, scale):
 
 
 def powers(x, first, n=16, center=0.0):
-    return np.stack([x * 0 + 1 if first == 0 else (x - center) ** first] +
-                    [(x - center) ** k for k in range(first + 1, first + n)], axis=1)
+    """Columns (x - center)^first, ..., (x - center)^(first + n - 1); fit() keeps the first
+    `terms` of them."""
+    return np.stack([(x - center) ** k for k in range(first, first + n)], axis=1)
 
 
 def main():

@@ -146,3 +146,9 @@ def erf_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 
 # libm name (double variant) -> {element type: emitter}.
 INLINE = {"exp": {cg.F32: exp_f32}, "exp2": {cg.F32: exp2_f32}, "erf": {cg.F32: erf_f32}}
+
+
+def emitter(library: str, base: str, elem: ir.Type):
+    """The inline emitter for `base` on `elem` under the math library `library`, or None:
+    every mode but "scalar" (libm, the reference) inlines what INLINE has."""
+    return INLINE.get(base, {}).get(elem) if library != "scalar" else None

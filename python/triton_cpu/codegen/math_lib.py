@@ -21,7 +21,7 @@ import llvmlite.ir as ir
 
 from triton_cpu import sleef
 from triton_cpu.codegen import cgutils as cg
-from triton_cpu.codegen.inline_math import INLINE
+from triton_cpu.codegen import inline_math
 
 # libm name (double variant) -> number of vector arguments, for functions libmvec has.
 LIBMVEC = {
@@ -99,7 +99,7 @@ class MathLib:
         elem = cg.scalar_of(args[0].type)
         ret_elem = ret_elem or elem
         vector = isinstance(args[0].type, ir.VectorType)
-        inline = INLINE.get(base, {}).get(elem) if ret_elem == elem and self.library != "scalar" else None
+        inline = inline_math.emitter(self.library, base, elem) if ret_elem == elem else None
         if inline is not None:
             return inline(builder, *args)
         if ret_elem == elem and elem in (cg.F32, cg.F64):

@@ -74,7 +74,8 @@ class AddPtrOp(IRDLOperation):
 @irdl_op_definition
 class IsContiguousOp(IRDLOperation):
     """True when lane k of a vector of pointers points k elements (k * stride with the
-    `stride` property) past lane 0, for every lane: a vector access at lane 0's address then touches what a gather or scatter would.
+    `stride` property) past lane 0, for every lane: a vector access at lane 0's address
+    then touches what a gather or scatter would.
     Guards the vector accesses the lowering takes on an assumption it cannot prove
     (see `TileEmitter.speculative`)."""
     name = "tcpu.is_contiguous"

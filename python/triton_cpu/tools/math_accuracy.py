@@ -33,10 +33,8 @@ MAX_ULP = {"sleef": 1.01, "libmvec": 4.0, "scalar": 2.0}
 
 def inlined(lib: str, name: str, dtype) -> bool:
     """Is `name` emitted inline (codegen/inline_math.py) rather than called from `lib`?"""
-    from triton_cpu.codegen import cgutils as cg
-    from triton_cpu.codegen.inline_math import INLINE
-    elem = cg.F32 if np.dtype(dtype) == np.float32 else cg.F64
-    return lib != "scalar" and elem in INLINE.get(name, {})
+    from triton_cpu.codegen import cgutils as cg, inline_math
+    return inline_math.emitter(lib, name, cg.F32 if np.dtype(dtype) == np.float32 else cg.F64) is not None
 
 
 def bound(lib: str, name: str, dtype=np.float32) -> float:

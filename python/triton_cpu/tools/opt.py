@@ -18,7 +18,8 @@ def available_passes():
     from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
     from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
     from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
-    passes = [UniformLoopIncrements, TransposeColumnTiles, ConvertTritonToTCPU, InsertBoundsChecks, CommonSubexpressionElimination, DeadCodeElimination]
+    passes = [UniformLoopIncrements, TransposeColumnTiles, ConvertTritonToTCPU, InsertBoundsChecks,
+              CommonSubexpressionElimination, DeadCodeElimination]
     return {p.name: (lambda p=p: p) for p in passes}
 
 

@@ -120,8 +120,8 @@ class TileEmitter:
 
     def speculative(self, ptr: SSAValue, idx, width, lane, result_types, vector_access, lane_access, stride=1):
         """A vector access at lane 0's address when the `width` lanes' pointers are
-        consecutive (`stride` elements apart) at run time, else one access per lane: for pointers whose contiguity
-        rests on an assumption of the analysis (x % m and x // m of an x not proven >= 0,
+        consecutive (`stride` elements apart) at run time, else one access per lane: for
+        pointers whose contiguity rests on an assumption of the analysis (x % m and x // m of an x not proven >= 0,
         see AxisInfoAnalysis). `vector_access(emitter, p0)` and `lane_access(emitter,
         ptrs)` return the values to yield, of `result_types`."""
         ptrs = self.value(ptr, idx, width, lane)
