@@ -334,7 +334,8 @@ class FunctionEmitter:
                 count = cg.call_intrinsic(b, "llvm.ctpop", [bits.type], bits.type, [bits])
                 first = cg.call_intrinsic(b, "llvm.cttz", [bits.type], bits.type, [bits, ir.Constant(cg.I1, 1)])
                 addr = b.extract_element(addrs, first)
-                count = b.zext(count, cg.I64) if n < 64 else count
+                if n != 64:  # (wide windows of strided loads have more than 64 lanes)
+                    count = b.zext(count, cg.I64) if n < 64 else b.trunc(count, cg.I64)
             else:
                 count, addr = ir.Constant(cg.I64, 1), addrs
             fail = cg.declare(self.me.module, "tcpu_bounds_fail", cg.VOID,
