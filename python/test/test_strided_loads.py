@@ -1,8 +1,9 @@
 """Loads whose lanes step by a small constant stride (`x[::2]`, Inductor's `2*x0 + 256*row`)
-are one masked contiguous load plus a shuffle instead of a per-lane gather
-(convert_triton_to_tcpu/core.py, `lane_stride`). Checked against torch indexing, with masks,
-`other`, 64-bit offsets, the run-time-checked variant, and the bounds-checked mode at the very
-end of a tensor (the wide load must not touch what the lanes do not address)."""
+are one contiguous window load plus a shuffle instead of a per-lane gather, and loads that
+differ only in a small constant offset share the window (convert_triton_to_tcpu/
+strided_loads.py). Checked against torch indexing, with masks, `other`, 64-bit offsets, the
+run-time-checked variant, and the bounds-checked mode at the very end of a tensor (the window
+must not reach past the last element a lane addresses)."""
 import pytest
 import torch
 import triton
@@ -74,3 +75,46 @@ def test_no_bounds_report_at_the_end():
     y = torch.empty(n)
     strided_kernel[(triton.cdiv(n, 256),)](x, y, n, S=2, OFF=0, B=256, bounds_check=True)
     assert torch.equal(y, x[::2])
+
+
+@triton.jit
+def family_kernel(x, y, n, S: tl.constexpr, OFFS: tl.constexpr, MASKED: tl.constexpr, B: tl.constexpr):
+    # y[i] = sum over the members k of (k + 1) * x[S * i + OFFS[k]]: loads that differ only
+    # in a constant offset smaller than S share one window. Masked-off lanes of y get the
+    # sum of the members' `other`s (stored: y has a whole number of blocks).
+    o = tl.program_id(0) * B + tl.arange(0, B)
+    m = o < n
+    acc = tl.zeros([B], tl.float32)
+    for k in tl.static_range(len(OFFS)):
+        if MASKED:
+            v = tl.load(x + OFFS[k] + S * o, mask=m, other=-(k + 1.0))
+        else:
+            v = tl.load(x + OFFS[k] + S * o)
+        acc += (k + 1) * v
+    tl.store(y + o, acc)
+
+
+@pytest.mark.parametrize("vector_bits", [256, 512])
+@pytest.mark.parametrize("masked", [True, False])
+@pytest.mark.parametrize("stride,offs", [(2, (0, 1)), (2, (1, 0)), (3, (0, 1, 2)), (3, (1, 2)), (4, (3, 1)),
+                                         (4, (0, 2, 3)), (2, (0, 2))])
+def test_families_at_the_end_of_a_tensor(stride, offs, masked, vector_bits):
+    """Members' values and `other`s, and a window that ends at the last member's last lane,
+    which is the tensor's last element: the bounds-checked mode reports any element read
+    past it."""
+    n = 1000 if masked else 1024
+    rel = [o - min(offs) for o in offs]
+    x = torch.randn(stride * (n - 1) + max(rel) + 1)
+    y = torch.empty(1024)
+    k = family_kernel[(4,)](x, y, n, S=stride, OFFS=tuple(rel), MASKED=masked, B=256,
+                            vector_bits=vector_bits, bounds_check=True)
+    ref = sum((j + 1) * x[r::stride][:n] for j, r in enumerate(rel))
+    torch.testing.assert_close(y[:n], ref, rtol=1e-6, atol=1e-6)  # (the kernel may fuse into FMAs)
+    if masked:
+        other = sum(-(j + 1.0) * (j + 1) for j in range(len(rel)))
+        assert torch.equal(y[n:], torch.full((1024 - n,), other))
+    ir = str(k.asm["ttcir"])
+    assert "tcpu.gather" not in ir
+    windows = ir.count(f"-> vector<{stride * vector_bits // 16}xf32>")
+    # one window per step for a family (offsets less than the stride apart), else one each
+    assert windows == (1 if max(rel) < stride else len(rel)), ir

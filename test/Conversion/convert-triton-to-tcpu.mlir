@@ -32,12 +32,13 @@ tt.func public @add(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f
 }
 
 // A strided access (column of a row-major matrix) is a gather/scatter; a pointer
-// constant along the last dimension is one scalar load broadcast to the lanes.
+// constant along the last dimension is one scalar load (before the loop: it is the same
+// for every step, see lane_groups.py) broadcast to the lanes.
 // CHECK-LABEL: func.func public @strided
+// CHECK: %[[S:.*]] = "tcpu.load"
 // CHECK: scf.for
 // CHECK: "tcpu.gather"
-// CHECK: "tcpu.load"
-// CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK: vector.broadcast %[[S]] : f32 to vector<16xf32>
 // CHECK: "tcpu.scatter"
 tt.func public @strided(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %o: !tt.ptr<f32>) {
   %c = arith.constant dense<64> : tensor<64xi32>

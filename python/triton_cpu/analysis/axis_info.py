@@ -265,7 +265,31 @@ class AxisInfoAnalysis:
         k = k or (1,) * len(shape)
         return AxisInfo((1,) * len(shape), (1,) * len(shape), k)
 
-    _arith_cmpi = _arith_cmpf = _arith_select = _arith_andi = _arith_ori = _arith_xori = _elementwise
+    _arith_cmpf = _arith_select = _arith_andi = _arith_ori = _arith_xori = _elementwise
+
+    # arith.cmpi predicates that flip where x reaches n for `x pred n` (slt, sge, ult, uge)
+    # and for `n pred x` (sle, sgt, ule, ugt).
+    _FLIP_AT_LHS = {2, 5, 6, 9}
+    _FLIP_AT_RHS = {3, 4, 7, 8}
+
+    def _arith_cmpi(self, op, shape):
+        """Constant over the runs of both operands and, for x < n and x >= n (or n <= x,
+        n > x), over runs of consecutive x that start at a multiple of their length with n
+        constant over them and a multiple of it: the comparison flips only where such a run
+        starts (Inductor's `xindex < xnumel` is constant over 16 lanes when xnumel is
+        divisible by 16). x <= n flips at n + 1, which no run boundary need hold."""
+        info = self._elementwise(op, shape)
+        if not isinstance(op.operands[0].type, TensorType):
+            return info
+        pred = attr(op, "predicate").value.data
+        lhs, rhs = self._binary(op)
+        k = list(info.constancy)
+        for i in range(len(shape)):
+            if pred in self._FLIP_AT_LHS:
+                k[i] = max(k[i], self._aligned_run(lhs, rhs, i))
+            elif pred in self._FLIP_AT_RHS:
+                k[i] = max(k[i], self._aligned_run(rhs, lhs, i))
+        return replace(info, constancy=tuple(k))
 
     @staticmethod
     def _aligned_run(lhs, rhs, i) -> int:

@@ -20,9 +20,10 @@ axis analysis on their pointer: contiguous along the lane dimension gives
 `tcpu.vload`/`tcpu.vstore` at one scalar address, a pointer constant along it a scalar
 load broadcast to the lanes, contiguous only if an unproven x >= 0 holds (offsets through
 x % m) a vector access behind a run-time `tcpu.is_contiguous` check, a load whose lanes
-step by 2..4 elements (`lane_stride`) one masked contiguous load of every element in
-between plus a shuffle (behind the same check when the contiguity is assumed), anything
-else a gather/scatter.
+step by 2..4 elements one contiguous window load plus a shuffle, shared by the loads that
+differ only in a small constant offset (`strided_loads`; behind the same check when the
+contiguity is assumed), anything else a gather/scatter. Values whose runs along the lane
+dimension are longer than a step are computed once per group of steps (`lane_groups`).
 
 `FuncLowering.materialization_plan` decides what is computed once (a load that a write
 may separate from a consumer, an expensive value with several consumers or used in a loop
@@ -50,6 +51,8 @@ from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
 
+from . import strided_loads
+from .lane_groups import LaneGroup, group_size, grouped_value
 from .shape_ops import FUSED
 from .util import INDEX, Index, attr_int, is_tensor, vec_type
 
@@ -82,6 +85,7 @@ class TileEmitter:
         self.low = lowering
         self.block = block
         self.before = before  # insert before this op, or at the end of the block
+        self.group: LaneGroup | None = None  # set in the inner loop of a split lane loop
         self.cache: dict[tuple, SSAValue] = {}
 
     def emit(self, op: Operation) -> SSAValue:
@@ -186,7 +190,10 @@ class TileEmitter:
         if hit is None:
             owner = v.owner
             with self.low.at(owner if isinstance(owner, Operation) else None):
-                hit = self._value(v, idx, width, lane)
+                if self.group is not None and idx and idx[-1] is self.group.j:
+                    hit = grouped_value(self, v, idx, width, lane)
+                if hit is None:
+                    hit = self._value(v, idx, width, lane)
             self.cache[key] = hit
         return hit
 
@@ -290,30 +297,15 @@ class TileEmitter:
             return self.speculative(ptr, idx, width, lane, [vt],
                                     lambda e, p0: [e.emit(tcpu.VLoadOp(p0, vt, m, o, align))],
                                     lambda e, ptrs: [e.emit(tcpu.GatherOp(ptrs, vt, m, o))])[0]
-        stride, proven = self.low.lane_stride(ptr, width, lane)
+        stride, proven = strided_loads.lane_stride(self.low, ptr, width, lane)
         if stride and proven:
-            return self._strided_load(self.value(ptr, idx, 1), width, stride, elem, m, o)
+            return strided_loads.window_load(self, op, self.value(ptr, idx, 1), width, stride, m, o, idx, lane)
         if stride:
-            return self.speculative(ptr, idx, width, lane, [vt],
-                                    lambda e, p0: [e._strided_load(p0, width, stride, elem, m, o)],
-                                    lambda e, ptrs: [e.emit(tcpu.GatherOp(ptrs, vt, m, o))], stride)[0]
+            return self.speculative(
+                ptr, idx, width, lane, [vt],
+                lambda e, p0: [strided_loads.window_load(e, None, p0, width, stride, m, o, idx, lane, elem)],
+                lambda e, ptrs: [e.emit(tcpu.GatherOp(ptrs, vt, m, o))], stride)[0]
         return self.emit(tcpu.GatherOp(self.value(ptr, idx, width, lane), vt, m, o))
-
-    def _strided_load(self, p0, width, stride, elem, m, o):
-        """Lanes p0, p0 + s, ..., p0 + (width-1) s: one masked contiguous load of width * s
-        elements whose mask keeps every s-th (masked-off elements are never touched, so
-        nothing past the last lane is read), then a shuffle picking those."""
-        n = width * stride
-        spread = DenseArrayBase.from_list(i64, [j // stride for j in range(n)])
-        every = self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(
-            VectorType(IntegerType(1), [n]), [int(j % stride == 0) for j in range(n)])))
-        if m is not None:
-            wide_m = self.emit(vector.ShuffleOp(m, m, spread, result_type=VectorType(IntegerType(1), [n])))
-            every = self.emit(arith.AndIOp(wide_m, every))
-        wide_o = self.emit(vector.ShuffleOp(o, o, spread, result_type=VectorType(elem, [n]))) if o is not None else None
-        wide = self.emit(tcpu.VLoadOp(p0, VectorType(elem, [n]), every, wide_o))
-        pick = DenseArrayBase.from_list(i64, [j * stride for j in range(width)])
-        return self.emit(vector.ShuffleOp(wide, wide, pick, result_type=VectorType(elem, [width])))
 
 
 class FuncLowering:
@@ -331,6 +323,10 @@ class FuncLowering:
         self.loops_to_strip: list[Operation] = []   # scf ops whose tensor operands/results go
         self.lowered_effects: set[Operation] = set()  # side-effecting ops already lowered
         self._constants: dict[Operation, SSAValue] = {}
+        # Strided loads that share a window (strided_loads.families), found before any op is
+        # lowered (their pointers' scalar parts are rewritten on the way).
+        self.stride_families = strided_loads.families(
+            self, [op for op in func_op.walk() if op.name == "tt.load" and is_tensor(op.ptr)])
         # Source locations of the ops being lowered, innermost last: every op the
         # lowering emits takes the last one (see TileEmitter.emit), so that line tables
         # and bounds-check reports point at the user's line.
@@ -356,51 +352,6 @@ class FuncLowering:
     # -- helpers shared by scalar and vector code ---------------------------
     def emitter_before(self, op: Operation) -> TileEmitter:
         return TileEmitter(self, op.parent_block(), op)
-
-    # Largest stride (in elements) a strided load reads as one contiguous masked load.
-    MAX_LOAD_STRIDE = 4
-
-    def lane_stride(self, ptr: SSAValue, width: int, lane: int) -> tuple[int, bool]:
-        """(s, proven) when `ptr`'s elements along `lane` step by s elements (2 <= s <=
-        MAX_LOAD_STRIDE) in every chunk of `width` lanes, else (0, False). Found by writing its
-        offsets as a sum of terms (through tt.addptr, arith.addi/subi, widening and
-        multiplication by a constant): every term constant along the chunk except one
-        contiguous term times s (`x[:, ::2]`, `base + 2 * i`, Inductor's `2*x0 + 256*tmp4`).
-        `proven` is False when that rests on the optimistic analysis (`axis_assumed`): the
-        caller then checks it at run time."""
-        terms = self._offset_terms(ptr, 1, 0)
-        if terms is None:
-            return 0, False
-        for analysis in (self.axis, self.axis_assumed):
-            strided = []
-            for coef, leaf in terms:
-                info = analysis.get(leaf) if is_tensor(leaf) else None
-                if info is None or info.constancy[lane] >= width:
-                    continue
-                strided.append(coef if info.contiguity[lane] >= width else 0)
-            if len(strided) == 1 and 2 <= strided[0] <= self.MAX_LOAD_STRIDE:
-                return strided[0], analysis is self.axis
-        return 0, False
-
-    def _offset_terms(self, v: SSAValue, coef: int, depth: int):
-        """[(coefficient, leaf)] with v = sum of coefficient * leaf, or None (too deep)."""
-        if depth > 8:
-            return None
-        op = v.owner if isinstance(v.owner, Operation) else None
-        name = op.name if op is not None and is_tensor(v) else ""
-        if name in ("tt.addptr", "arith.addi", "arith.subi"):
-            a = self._offset_terms(op.operands[0], coef, depth + 1)
-            b = self._offset_terms(op.operands[1], -coef if name == "arith.subi" else coef, depth + 1)
-            return None if a is None or b is None else a + b
-        if name in ("arith.extsi", "arith.extui"):
-            # Widening keeps the sum (the analysis, too, assumes the narrow one did not wrap).
-            return self._offset_terms(op.operands[0], coef, depth + 1)
-        if name == "arith.muli":
-            for x, y in (op.operands, op.operands[::-1]):
-                c = self.axis.get(y).value if is_tensor(y) else None
-                if c is not None:
-                    return self._offset_terms(x, coef * c, depth + 1)
-        return [(coef, v)]
 
     def alignment(self, ptr: SSAValue, width: int, lane: int = -1) -> int:
         elem_bytes = pointee_bytes(element_type(ptr.type))
@@ -483,15 +434,20 @@ class FuncLowering:
         return vl
 
     # -- loop nests ---------------------------------------------------------
-    def loop_nest(self, at: Operation, shape, vl, body):
+    def loop_nest(self, at: Operation, shape, vl, body, roots=()):
         """Emits `for i0.. for j step vl: body(emitter, idx)` before `at`; dims of the
-        size of their step get the constant index 0 instead of a loop."""
-        self.nest(self.emitter_before(at), shape, vl, body)
+        size of their step get the constant index 0 instead of a loop. With `roots` (the
+        values the body evaluates), the j loop is split into lane groups when they allow
+        (see lane_groups)."""
+        self.nest(self.emitter_before(at), shape, vl, body, roots)
 
-    def nest(self, em: TileEmitter, shape, vl, body):
-        self.nest_steps(em, shape, [1] * (len(shape) - 1) + [vl], body)
+    def nest(self, em: TileEmitter, shape, vl, body, roots=()):
+        group = group_size(self, shape, vl, roots) if roots else None
+        self.nest_steps(em, shape, [1] * (len(shape) - 1) + [vl], body, group)
 
-    def nest_steps(self, em: TileEmitter, shape, steps, body):
+    def nest_steps(self, em: TileEmitter, shape, steps, body, group: int | None = None):
+        """`group`: split the last dimension's loop into groups of that many lanes."""
+        last = len(shape) - 1
 
         def level(e, d, idx):
             if d == len(shape):
@@ -500,6 +456,13 @@ class FuncLowering:
             if shape[d] == steps[d]:
                 level(e, d + 1, idx + [0])
                 return
+            if d == last and group is not None and steps[d] < group <= shape[d]:
+                if group == shape[d]:
+                    self._group_loop(e, 0, steps[d], group, idx, body)
+                else:
+                    e.for_loop(0, shape[d], group,
+                               [], lambda c, g0, _: self._group_loop(c, g0, steps[d], group, idx, body) or [])
+                return
 
             def inner(child, iv, _):
                 level(child, d + 1, idx + [iv])
@@ -507,6 +470,18 @@ class FuncLowering:
             e.for_loop(0, shape[d], steps[d], [], inner)
 
         level(em, 0, [])
+
+    def _group_loop(self, e: TileEmitter, start, step, size, idx, body):
+        """The inner loop of a lane group starting at `start`: values the group shares are
+        emitted before it (see lane_groups)."""
+        def inner(child, off, _):
+            outer = TileEmitter(self, e.block, off.block.parent_op())  # before this loop
+            outer.cache = e.cache  # values of this group's start already emitted before it
+            j = child.idx_add(start, off)
+            child.group = LaneGroup(outer, start, off, j, size)
+            body(child, tuple(idx) + (j,))
+            return []
+        e.for_loop(0, size, step, [], inner)
 
     # -- buffers ------------------------------------------------------------
     def _at_entry(self, op: Operation):
@@ -545,7 +520,7 @@ class FuncLowering:
             return  # already there (a dot that accumulated in place)
         shape = shape_of(value)
         vl = self.vector_length(shape, [value])
-        self.nest(em, shape, vl, lambda e, idx: e.store_buffer(e.value(value, idx, vl), buf, idx))
+        self.nest(em, shape, vl, lambda e, idx: e.store_buffer(e.value(value, idx, vl), buf, idx), [value])
 
     def copy_buffer(self, em: TileEmitter, src, dst, tensor_type):
         shape = tuple(tensor_type.get_shape())
@@ -581,7 +556,7 @@ class FuncLowering:
             else:
                 em.emit(tcpu.ScatterOp(em.value(ptr, idx, vl), v, m))
 
-        self.loop_nest(op, shape, vl, body)
+        self.loop_nest(op, shape, vl, body, [ptr, val] + ([mask] if mask else []))
         op.detach()
         op.erase()
 
