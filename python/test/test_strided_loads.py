@@ -57,11 +57,12 @@ def assumed_kernel(x, y, shift, B: tl.constexpr):
     tl.store(y + o, tl.load(x + 128 + 2 * c))  # c >= -63: in bounds
 
 
+@pytest.mark.parametrize("vector_bits", [256, 512])  # runs of 16 lanes: one step of 16 at 512 bits
 @pytest.mark.parametrize("shift", [0, 48, 1024])  # multiples of 16: aligned runs (o - shift < 0 for 1024)
-def test_run_time_checked_stride(shift):
+def test_run_time_checked_stride(shift, vector_bits):
     x = torch.randn(256)
     y = torch.empty(512)
-    k = assumed_kernel[(4,)](x, y, shift, B=128)
+    k = assumed_kernel[(4,)](x, y, shift, B=128, vector_bits=vector_bits)
     o = torch.arange(512)
     c = torch.fmod(o - shift, 64)  # C remainder: negative for negative o - shift
     assert torch.equal(y, x[128 + 2 * c])

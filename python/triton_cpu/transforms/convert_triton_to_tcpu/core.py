@@ -413,25 +413,51 @@ class FuncLowering:
         widens for other element sizes)."""
         return max(1, 2 * self.config.vector_bits // 32)
 
-    def vector_length(self, shape, roots) -> int:
+    def vector_length(self, shape, roots, store_ptr=None) -> int:
         """Lanes for a loop nest over `shape` evaluating the fused values `roots`: at most
         `max_lanes`, and no wider than the source row of a reshape among their producers
-        (wider lanes would be assembled from several source rows)."""
+        (wider lanes would be assembled from several source rows). `store_ptr`: the
+        pointer the nest stores through, if any. A step of one native
+        register is taken instead of two when that turns a gather or scatter among them into
+        a vector access (runs of 16 contiguous lanes, such as `x % 16`, at 512 bits)."""
         vl = min(self.max_lanes(), shape[-1])
-        seen = set()
-        stack = list(roots)
+        accesses = []
+        for v in self.fused_producers(roots):
+            if v.owner.name == "tt.reshape":
+                vl = min(vl, shape_of(v.owner.operands[0])[-1])
+            elif v.owner.name == "tt.load" and is_tensor(v.owner.ptr):
+                accesses.append((v.owner.ptr, True))
+        if store_ptr is not None:
+            accesses.append((store_ptr, False))
+        native = self.max_lanes() // 2
+        if native > 1 and vl > native and any(
+                not self._lanes_in_one_access(p, vl, load) and self._lanes_in_one_access(p, native, load)
+                for p, load in accesses):
+            vl = native
+        return vl
+
+    def _lanes_in_one_access(self, ptr, width: int, load: bool) -> bool:
+        """Whether `width` lanes of `ptr` along the last axis are read (`load`) or written
+        by a vector access rather than a gather/scatter (see TileEmitter._load)."""
+        lane = len(shape_of(ptr)) - 1
+        if self.axis_assumed.get(ptr).contiguity[lane] >= width:
+            return True
+        if not load:
+            return False
+        return self.axis.get(ptr).constancy[lane] >= width or \
+            strided_loads.lane_stride(self, ptr, width, lane)[0] != 0
+
+    def fused_producers(self, roots):
+        """The tensor values a nest evaluating `roots` computes (each once, stopping at
+        materialized ones and block arguments), roots included."""
+        seen, stack = set(), list(roots)
         while stack:
             v = stack.pop()
-            if v in seen or not is_tensor(v) or v in self.buffers:
+            if v in seen or not is_tensor(v) or v in self.buffers or not isinstance(v.owner, Operation):
                 continue
             seen.add(v)
-            op = v.owner
-            if not isinstance(op, Operation):
-                continue
-            if op.name == "tt.reshape":
-                vl = min(vl, shape_of(op.operands[0])[-1])
-            stack.extend(op.operands)
-        return vl
+            yield v
+            stack.extend(v.owner.operands)
 
     # -- loop nests ---------------------------------------------------------
     def loop_nest(self, at: Operation, shape, vl, body, roots=()):
@@ -533,7 +559,7 @@ class FuncLowering:
             return self.lower_scalar(op)
         ptr, val, mask = op.ptr, op.value, op.mask
         shape = shape_of(ptr)
-        vl = self.vector_length(shape, [ptr, val] + ([mask] if mask else []))
+        vl = self.vector_length(shape, [ptr, val] + ([mask] if mask else []), store_ptr=ptr)
 
         def body(em: TileEmitter, idx):
             v = em.value(val, idx, vl)

@@ -26,13 +26,12 @@ from typing import TYPE_CHECKING
 
 from xdsl.dialects import vector
 from xdsl.dialects.builtin import IntegerType, VectorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 
 from triton_cpu.analysis.axis_info import element_type, is_ptr, shape_of
 from triton_cpu.dialects import tcpu
 from triton_cpu.dialects.compat import arith
 
-from .util import is_tensor
 
 if TYPE_CHECKING:
     from .core import TileEmitter
@@ -63,17 +62,8 @@ def group_size(low, shape, vl: int, roots) -> int | None:
     if vl >= n:
         return None
     runs = set()
-    seen, stack = set(), list(roots)
-    while stack:
-        v = stack.pop()
-        if v in seen or not is_tensor(v) or v in low.buffers:
-            continue
-        seen.add(v)
-        op = v.owner
-        if not isinstance(op, Operation):
-            continue
-        stack.extend(op.operands)
-        if op.name not in _WORTH_A_GROUP or shape_of(v)[-1] != n:
+    for v in low.fused_producers(roots):
+        if v.owner.name not in _WORTH_A_GROUP or shape_of(v)[-1] != n:
             continue
         info = low.axis.get(v)
         candidates = [info.constancy[-1]]

@@ -105,7 +105,7 @@ def families(low, loads) -> dict[Operation, Member]:
             if value is not None:
                 const += coef * value
                 continue
-            key, offset = _leaf_key(leaf)
+            key, offset = _leaf_key(low, leaf)
             const += coef * offset
             rest[key] = rest.get(key, 0) + coef
         key = (op.parent_block(), op.mask, op.ptr.type,
@@ -123,7 +123,7 @@ def families(low, loads) -> dict[Operation, Member]:
     return out
 
 
-def _leaf_key(leaf: SSAValue):
+def _leaf_key(low, leaf: SSAValue):
     """(key, offset): leaf = (what key names) + offset, with equal keys for a splat of the
     same scalar and the offset of a scalar pointer plus a constant (`x + 1 + 2 * i` splats
     the scalar x + 1)."""
@@ -132,10 +132,10 @@ def _leaf_key(leaf: SSAValue):
         return leaf, 0
     scalar, offset = op.operands[0], 0
     while isinstance(scalar.owner, Operation) and scalar.owner.name == "tt.addptr":
-        c = scalar.owner.operands[1].owner
-        if not (isinstance(c, Operation) and c.name == "arith.constant"):
+        c = low.axis.get(scalar.owner.operands[1]).value
+        if c is None:
             break
-        offset += c.properties["value"].value.data
+        offset += c
         scalar = scalar.owner.operands[0]
     return ("splat", scalar), offset
 
