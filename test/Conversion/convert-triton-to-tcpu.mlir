@@ -97,3 +97,61 @@ tt.func public @table(%o: !tt.ptr<i32> {tt.divisibility = 16 : i32}) {
   tt.store %op, %t : tensor<8x!tt.ptr<i32>>
   tt.return
 }
+
+// A contiguous load with several consumers (softmax's and layer norm's row: a reduction,
+// then the output) is read again by each consumer's loop, from the same cache lines,
+// rather than copied into a buffer first. A gather with several consumers is read once
+// into a buffer.
+// CHECK-LABEL: func.func public @reread
+// CHECK-NOT: memref.alloca
+// CHECK: "tcpu.vload"
+// CHECK: arith.maxnumf
+// CHECK: scf.for
+// CHECK: "tcpu.vload"
+// CHECK: arith.subf
+// CHECK: "tcpu.vstore"
+tt.func public @reread(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %v = tt.load %xp : tensor<64x!tt.ptr<f32>>
+  %m = "tt.reduce"(%v) <{axis = 0 : i32}> ({
+  ^bb0(%a: f32, %b: f32):
+    %mx = arith.maxnumf %a, %b : f32
+    tt.reduce.return %mx : f32
+  }) : (tensor<64xf32>) -> f32
+  %ms = tt.splat %m : f32 -> tensor<64xf32>
+  %d = arith.subf %v, %ms : tensor<64xf32>
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %yp = tt.addptr %ys, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  tt.store %yp, %d : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
+
+// CHECK-LABEL: func.func public @gathered_once
+// CHECK: %[[BUF:.*]] = memref.alloca() {{.*}} : memref<64xf32>
+// CHECK: "tcpu.gather"
+// CHECK: vector.store {{.*}}, %[[BUF]]
+// CHECK-NOT: "tcpu.gather"
+// CHECK: vector.load %[[BUF]]
+tt.func public @gathered_once(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %i: !tt.ptr<i32> {tt.divisibility = 16 : i32},
+                              %y: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %is = tt.splat %i : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+  %ip = tt.addptr %is, %r : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+  %idx = tt.load %ip : tensor<64x!tt.ptr<i32>>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %idx : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %v = tt.load %xp : tensor<64x!tt.ptr<f32>>
+  %m = "tt.reduce"(%v) <{axis = 0 : i32}> ({
+  ^bb0(%a: f32, %b: f32):
+    %mx = arith.maxnumf %a, %b : f32
+    tt.reduce.return %mx : f32
+  }) : (tensor<64xf32>) -> f32
+  %ms = tt.splat %m : f32 -> tensor<64xf32>
+  %d = arith.subf %v, %ms : tensor<64xf32>
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %yp = tt.addptr %ys, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  tt.store %yp, %d : tensor<64x!tt.ptr<f32>>
+  tt.return
+}

@@ -622,7 +622,8 @@ class FuncLowering:
           - a load that a memory write may separate from one of its consumers (the value
             must be what memory held at the load, as on a GPU);
           - an expensive value (a load, math, an extern call, a division or remainder)
-            that feeds two or more consumers, or a consumer inside a loop that does not
+            that feeds two or more consumers (a contiguous load excepted: it is read
+            again, see `_cheap_to_reload`), or a consumer inside a loop that does not
             hold the value's definition (recomputed every iteration otherwise: integer
             division has no vector instruction on x86, and LLVM does not hoist a
             division that might trap out of a loop);
@@ -660,9 +661,27 @@ class FuncLowering:
             if producer.name == "tt.load" and any(self._write_between(producer, r, writes, position) for r in rs):
                 plan.add(v)
             elif producer.name.startswith(self._EXPENSIVE) and \
-                    (len(rs) >= 2 or any(self._in_inner_loop(r, producer) for r in rs)):
+                    ((len(rs) >= 2 and not self._cheap_to_reload(producer))
+                     or any(self._in_inner_loop(r, producer) for r in rs)):
                 plan.add(v)
         return plan
+
+    def _cheap_to_reload(self, load: Operation) -> bool:
+        """Is reading `load` again, in each consumer's nest, as cheap as reading a buffer
+        of it? True for a load of contiguous (or lane-invariant) elements along the last
+        axis, not volatile: its consumers read it where a buffer would be read, from the
+        same cache lines (a row of softmax or layer norm is read by each of its passes
+        from L1, without a pass that copies it). Gathers and strided windows stay cheaper
+        to read once. Whether a write separates it from a consumer is checked apart."""
+        if load.name != "tt.load" or not is_tensor(load.ptr):
+            return False
+        volatile = load.properties.get("isVolatile")
+        if volatile is not None and volatile.value.data:
+            return False
+        shape = shape_of(load.ptr)
+        vl = min(self.max_lanes(), shape[-1])
+        info = self.axis.get(load.ptr)
+        return info.contiguity[-1] >= vl or info.constancy[-1] >= vl
 
     @staticmethod
     def _in_inner_loop(root: Operation, producer: Operation) -> bool:
