@@ -4,6 +4,8 @@ import torch
 import triton
 import triton.language as tl
 
+from triton_cpu import llvm
+
 
 @triton.jit
 def dot_kernel(a_ptr, b_ptr, c_ptr, d_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
@@ -116,7 +118,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
 
 
 @pytest.mark.parametrize("M, N, K", [(300, 200, 150), (64, 64, 64), (1, 33, 17)])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("transposed_b", [False, True])
 def test_tutorial_matmul(M, N, K, dtype, transposed_b):
     a = torch.randn(M, K).to(dtype)
@@ -190,3 +192,23 @@ def test_dot_scaled(ta, tb, scale_a, scale_b):
     if scale_b:
         B = B * torch.exp2(sb.float() - 127).repeat_interleave(32, dim=1).T
     torch.testing.assert_close(c, A @ B, rtol=1e-5, atol=1e-4)
+
+
+HAS_BF16_DOT = llvm.host().has("avx512bf16")
+
+
+@pytest.mark.skipif(not HAS_BF16_DOT, reason="the host has no vdpbf16ps (AVX512-BF16)")
+@pytest.mark.parametrize("vector_bits", [256, 512])
+@pytest.mark.parametrize("M, N, K", [(16, 16, 16), (32, 64, 32), (64, 32, 128), (16, 16, 1), (2, 4, 8), (4, 8, 16)])
+def test_bf16_dot_instruction(M, N, K, vector_bits):
+    """bf16 x bf16 on vdpbf16ps where N fills the fp32 lanes and K is even, widened to
+    fp32 elsewhere; either way within fp32 summation error of the exact product."""
+    g = torch.Generator().manual_seed(M + N + K)
+    a = torch.randn(M, K, generator=g).bfloat16()
+    b = torch.randn(K, N, generator=g).bfloat16()
+    d = torch.empty(M, N)
+    k = dot_kernel[(1,)](a, b, None, d, M=M, N=N, K=K, ACC=False, PRECISION="ieee", OUT=tl.float32,
+                         vector_bits=vector_bits)
+    torch.testing.assert_close(d.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-5 * K)
+    uses = "vdpbf16ps" in k.asm["asm"]
+    assert uses == (K % 2 == 0 and N % (vector_bits // 32) == 0)

@@ -15,11 +15,11 @@ from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
 from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
 
 
-def ttcir_passes(vector_bits: int, bounds_check: bool = False):
+def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = False):
     return [
         UniformLoopIncrements(),
         TransposeColumnTiles(),
-        ConvertTritonToTCPU(vector_bits=vector_bits),
+        ConvertTritonToTCPU(vector_bits=vector_bits, bf16_dot=bf16_dot),
         *([InsertBoundsChecks()] if bounds_check else []),
         CommonSubexpressionElimination(),
         DeadCodeElimination(),
@@ -28,6 +28,12 @@ def ttcir_passes(vector_bits: int, bounds_check: bool = False):
 
 def vector_bits(options, host) -> int:
     return getattr(options, "vector_bits", 0) or host.vector_bits
+
+
+def bf16_dot(bits: int, host) -> bool:
+    """Whether tt.dot on bf16 runs on vdpbf16ps: AVX512-BF16 at 512 bits, with AVX512-VL
+    for the 256-bit form."""
+    return host.has("avx512bf16") and (bits == 512 or (bits == 256 and host.has("avx512vl")))
 
 
 def kernel_name(module) -> str:
@@ -44,7 +50,8 @@ def ttir_to_ttcir(ttir_text: str, options, host):
     module = parse_ttir(ttir_text)
     name = kernel_name(module)
     ctx = make_context()
-    passes = ttcir_passes(vector_bits(options, host), getattr(options, "bounds_check", False))
+    bits = vector_bits(options, host)
+    passes = ttcir_passes(bits, getattr(options, "bounds_check", False), bf16_dot(bits, host))
     PassPipeline(tuple(passes)).apply(ctx, module)
     return module, name
 

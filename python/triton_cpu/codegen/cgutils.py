@@ -1,12 +1,27 @@
 """Small llvmlite builder helpers, so that lowerings read like the code they generate."""
 import llvmlite.ir as ir
 
+class BFloatType(ir.Type):
+    """LLVM's `bfloat` (llvmlite has no such type): only the operands of bf16 intrinsics
+    (vdpbf16ps) use it; bf16 values otherwise live in registers as f32."""
+
+    def _to_string(self):
+        return "bfloat"
+
+    def __eq__(self, other):
+        return isinstance(other, BFloatType)
+
+    def __hash__(self):
+        return hash("bfloat")
+
+
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
 I16 = ir.IntType(16)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 F16 = ir.HalfType()
+BF16 = BFloatType()
 F32 = ir.FloatType()
 F64 = ir.DoubleType()
 PTR = ir.PointerType()

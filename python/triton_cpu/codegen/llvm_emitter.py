@@ -840,7 +840,11 @@ class FunctionEmitter:
         x = self.v(op.operands[0])
         src_t, dst_t = op.operands[0].type, op.results[0].type
         if is_bf16(src_t):
-            x = self.f32_to_bf16_bits(b, x)
+            # A bf16 value in a register is an f32 whose low half is zero (every producer
+            # rounds, and NaNs are quieted in the high half): its bits are the high half.
+            # (Not rounding again lets LLVM fold a load's widening away.)
+            wide = cg.with_scalar(x.type, cg.I32)
+            x = b.trunc(b.lshr(b.bitcast(x, wide), cg.const(wide, 16)), cg.with_scalar(x.type, cg.I16))
         dst = self.me.type(dst_t, memory=True)
         if isinstance(cg.scalar_of(dst), ir.PointerType) != isinstance(cg.scalar_of(x.type), ir.PointerType):
             r = b.inttoptr(x, dst) if isinstance(cg.scalar_of(dst), ir.PointerType) else b.ptrtoint(x, dst)
@@ -1007,6 +1011,14 @@ class FunctionEmitter:
 
     def op_tcpu_int_to_ptr(self, op):
         return self.builder.inttoptr(self.v(op.operands[0]), self._dst(op))
+
+    def op_tcpu_dot_bf16_pairs(self, op):
+        acc, a, b = (self.v(x) for x in op.operands)
+        n = cg.lanes(acc.type)
+        pairs = ir.VectorType(cg.BF16, 2 * n)
+        name = f"llvm.x86.avx512bf16.dpbf16ps.{32 * n}"
+        fn = cg.declare(self.builder.module, name, acc.type, [acc.type, pairs, pairs])
+        return self.builder.call(fn, [acc, self.builder.bitcast(a, pairs), self.builder.bitcast(b, pairs)])
 
     def op_tcpu_mulhiui(self, op):
         b = self.builder

@@ -141,6 +141,22 @@ class MulhiUIOp(IRDLOperation):
 
 
 @irdl_op_definition
+class DotBF16PairsOp(IRDLOperation):
+    """acc[i] + a[2i] * b[2i] + a[2i+1] * b[2i+1] for n fp32 lanes, a and b holding n
+    pairs of bf16 (low half first) in i32 lanes: x86's vdpbf16ps (AVX512-BF16), which
+    treats denormal inputs and results as zero and rounds to nearest even."""
+    name = "tcpu.dot_bf16_pairs"
+    acc = operand_def()
+    a = operand_def()
+    b = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, acc: SSAValue, a: SSAValue, b: SSAValue):
+        super().__init__(operands=[acc, a, b], result_types=[acc.type])
+
+
+@irdl_op_definition
 class ExternElementwiseOp(IRDLOperation):
     """A call of a C library function per element (vectorized when a vector variant exists)."""
     name = "tcpu.extern_elementwise"
@@ -369,7 +385,7 @@ class BoundsCheckOp(IRDLOperation):
 TCPU = Dialect(
     "tcpu",
     [ProgramIdOp, NumProgramsOp, IotaOp, AddPtrOp, IsContiguousOp, PtrToIntOp, IntToPtrOp, BitcastOp, FpToFpOp,
-     MulhiUIOp, ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp, PrintOp,
+     MulhiUIOp, DotBF16PairsOp, ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp, PrintOp,
      AssertOp, AtomicRMWOp, AtomicCASOp, ClockOp, AtomicPollOp, BoundsCheckOp],
     [],
 )

@@ -76,6 +76,7 @@ def is_elementwise(op: Operation) -> bool:
 @dataclass
 class Config:
     vector_bits: int = 256
+    bf16_dot: bool = False  # the host has vdpbf16ps at vector_bits (AVX512-BF16, and AVX512-VL below 512)
 
 
 class TileEmitter:
@@ -160,8 +161,9 @@ class TileEmitter:
         return self.emit(arith.AddiOp(self.as_ssa_index(a), self.as_ssa_index(b)))
 
     def idx_div_rem(self, a: Index, div: int, mod: int) -> Index:
+        """(a // div) % mod; mod 0: a // div."""
         if isinstance(a, int):
-            return (a // div) % mod
+            return (a // div) % mod if mod else a // div
         v = a
         if div != 1:
             v = self.emit(arith.DivUIOp(v, self.const_index(div)))
