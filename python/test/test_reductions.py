@@ -227,3 +227,36 @@ def test_bool_reduction_per_row():
     z = torch.zeros(8, dtype=torch.bool)
     bool_xor_kernel[(1,)](x, z, M=8, N=32)
     assert torch.equal(z, torch.from_numpy(np.bitwise_xor.reduce(x.numpy(), axis=1)))
+
+
+@triton.jit
+def exp_reduced_kernel(x_ptr, out_ptr, idx_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr,
+                       OVERWRITE: tl.constexpr):
+    """`e` (math with several consumers: computed once into a buffer) is read by two
+    reductions, one with two operands, then by the output; with OVERWRITE a store of x
+    comes in between, so e must still be what x held at its definition."""
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    e = tl.exp(x)
+    if OVERWRITE:
+        tl.store(x_ptr + offs, x * 0.0)
+    s = tl.sum(e, axis=AXIS, keep_dims=True)
+    i = tl.argmax(e, axis=AXIS, keep_dims=True)  # two operands (value, index)
+    tl.store(out_ptr + offs, e / s)
+    tl.store(idx_ptr + tl.arange(0, M if AXIS == 1 else N), tl.reshape(i, [M if AXIS == 1 else N]))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("overwrite", [False, True])
+@pytest.mark.parametrize("M, N", [(4, 64), (16, 128), (2, 256)])
+def test_materialized_value_read_by_reductions(M, N, axis, overwrite):
+    x = torch.randn(M, N)
+    ref_x = x.clone()
+    out = torch.empty(M, N)
+    idx = torch.empty(M if axis == 1 else N, dtype=torch.int32)
+    exp_reduced_kernel[(1,)](x, out, idx, M=M, N=N, AXIS=axis, OVERWRITE=overwrite)
+    e = torch.exp(ref_x)
+    torch.testing.assert_close(out, e / e.sum(axis, keepdim=True), rtol=1e-6, atol=1e-7)
+    assert torch.equal(idx.long(), e.argmax(axis))
+    if overwrite:
+        assert torch.equal(x, torch.zeros_like(x))
