@@ -283,6 +283,8 @@ void tcpu_print(const char *prefix, int32_t pid_x, int32_t pid_y, int32_t pid_z,
     free(buf);
 }
 
+int64_t tcpu_streaming_bytes = INT64_MAX;
+
 static _Thread_local void *scratch_buf;
 static _Thread_local size_t scratch_size;
 

@@ -155,3 +155,32 @@ tt.func public @gathered_once(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %i:
   tt.store %yp, %d : tensor<64x!tt.ptr<f32>>
   tt.return
 }
+
+// A contiguous store records the bytes its tt.store writes per program (4 x 64 here): the
+// code generator streams it past the caches when the grid's total exceeds the runtime's
+// threshold. Not in a kernel with atomics, which x86 does not order with such stores.
+// CHECK-LABEL: func.func public @streamed
+// CHECK: "tcpu.vstore"
+// CHECK-SAME: stream_bytes = 256 : i64
+// CHECK-LABEL: func.func public @not_streamed
+// CHECK: "tcpu.vstore"
+// CHECK-NOT: stream_bytes
+// CHECK: tcpu.atomic_rmw
+tt.func public @streamed(%y: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %v = arith.sitofp %r : tensor<64xi32> to tensor<64xf32>
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %yp = tt.addptr %ys, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  tt.store %yp, %v : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
+tt.func public @not_streamed(%y: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %c: !tt.ptr<i32>) {
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %v = arith.sitofp %r : tensor<64xi32> to tensor<64xf32>
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %yp = tt.addptr %ys, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  tt.store %yp, %v : tensor<64x!tt.ptr<f32>>
+  %one = arith.constant 1 : i32
+  %old = tt.atomic_rmw add, acq_rel, gpu, %c, %one : (!tt.ptr<i32>, i32) -> i32
+  tt.return
+}

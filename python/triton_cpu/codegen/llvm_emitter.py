@@ -12,6 +12,7 @@ Semantics chosen where LLVM leaves them undefined (a GPU does not trap):
   - float -> int conversions saturate, NaN -> 0 (as PTX cvt.rzi does).
 bf16 values live in registers as f32 rounded to bf16 precision; they are i16 in memory.
 """
+import platform
 import struct
 
 import llvmlite.ir as ir
@@ -56,6 +57,9 @@ class ModuleEmitter:
         # feeding an add may become one fma (one rounding), as the GPU backends allow.
         self.fp_flags = ("contract", ) if fp_fusion else ()
         self.math = math or MathLib(vector_bits)
+        self.vector_bits = vector_bits
+        # Streaming stores only where the launcher's sfence orders them (launcher.c).
+        self.streaming = platform.machine().lower() in ("x86_64", "amd64")
         self._strings = {}
         self.debug = DebugInfo(self.module) if line_info else None
 
@@ -184,6 +188,7 @@ class FunctionEmitter:
             self.builder.debug_metadata = self.dbg.entry
         self.allocate_buffers()
         self.load_bounds_table()
+        self.stream = self.streaming_condition()
         # Unstructured control flow (cf.br/cf.cond_br, e.g. an early return): one basic
         # block per block, its arguments as phis.
         self.blocks = {}
@@ -215,6 +220,55 @@ class FunctionEmitter:
                 args.append(b.load(slot, typ=t))
         b.call(fn, args + list(w.args[1:]))
         b.ret_void()
+
+    # -- streaming stores (runtime.h's tcpu_streaming_bytes) -------------------
+    def streaming_condition(self):
+        """Once per program: whether this launch stores enough to bypass the caches, i.e.
+        grid size x the bytes its tensor stores write per program (`stream_bytes`, a lower
+        bound when they sit in loops) > tcpu_streaming_bytes. None: no store may stream."""
+        per_program = sum(op.properties["stream_bytes"].value.data for op in self.op.walk()
+                          if op.name == "tcpu.vstore" and op.properties.get("stream_bytes") is not None)
+        if not per_program or not self.me.streaming:
+            return None
+        b = self.builder
+        module = self.me.module
+        limit = module.globals.get("tcpu_streaming_bytes")
+        if limit is None:
+            limit = ir.GlobalVariable(module, cg.I64, "tcpu_streaming_bytes")  # extern: the runtime's
+        gx, gy, gz = (b.zext(p, cg.I64) for p in self.pids[3:6])
+        grid = b.mul(b.mul(gx, gy), gz)
+        # grid * per_program > limit, without overflow
+        return b.icmp_unsigned(">", grid, b.udiv(b.load(limit, typ=cg.I64), ir.Constant(cg.I64, per_program)))
+
+    def store_full(self, op, x, ptr, align: int):
+        """A full vector store; non-temporal when the launch streams (`self.stream`) and the
+        address is aligned to the vector register (movnt requires it)."""
+        b = self.builder
+        if self.stream is None or op.properties.get("stream_bytes") is None:
+            b.store(x, ptr, align=align)
+            return
+        need = min(_nbytes(x.type.element) * x.type.count, self.me.vector_bits // 8)
+
+        def streaming_store():
+            st = b.store(x, ptr, align=need)
+            st.set_metadata("nontemporal", self.me.module.add_metadata([ir.Constant(cg.I32, 1)]))
+
+        # The launch-wide condition on a branch of its own, marked unlikely (huge outputs
+        # only): LLVM unswitches loops on it, and the weights keep the cached version of
+        # a loop first in the code, where gdb puts a breakpoint on one of its lines.
+        with b.if_else(self.stream, likely=False) as (streaming, cached):
+            with streaming:
+                if align >= need:
+                    streaming_store()
+                else:
+                    low_bits = b.and_(b.ptrtoint(ptr, cg.I64), ir.Constant(cg.I64, need - 1))
+                    with b.if_else(b.icmp_unsigned("==", low_bits, ir.Constant(cg.I64, 0))) as (aligned, other):
+                        with aligned:
+                            streaming_store()
+                        with other:
+                            b.store(x, ptr, align=align)
+            with cached:
+                b.store(x, ptr, align=align)
 
     # -- buffers (materialized tensors) ---------------------------------------
     STACK_LIMIT = 64 * 1024  # bytes of buffers kept on the stack; the rest goes to scratch
@@ -1303,12 +1357,12 @@ class FunctionEmitter:
         ptr = self.v(op.ptr)
         align = self._align(op, _nbytes(x.type.element))
         if op.mask is None:
-            b.store(x, ptr, align=align)
+            self.store_full(op, x, ptr, align)
         else:
             mask = self.v(op.mask)
             with b.if_else(self._all_lanes(mask), likely=True) as (full, partial):
                 with full:
-                    b.store(x, ptr, align=align)
+                    self.store_full(op, x, ptr, align)
                 with partial:
                     cg.call_intrinsic(b, "llvm.masked.store", [x.type, cg.PTR], cg.VOID,
                                       [x, ptr, ir.Constant(cg.I32, align), mask])

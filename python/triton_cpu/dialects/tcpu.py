@@ -229,8 +229,16 @@ class StoreOp(_StoreBase):
 
 @irdl_op_definition
 class VStoreOp(_StoreBase):
-    """Stores N contiguous elements starting at a scalar pointer."""
+    """Stores N contiguous elements starting at a scalar pointer. `stream_bytes`: the bytes
+    the tt.store it comes from writes per program, when the kernel may store them with
+    streaming stores (runtime.h's tcpu_streaming_bytes)."""
     name = "tcpu.vstore"
+    stream_bytes = opt_prop_def(IntegerAttr)
+
+    def __init__(self, ptr, value, mask=None, alignment: int | None = None, stream_bytes: int = 0):
+        super().__init__(ptr, value, mask, alignment)
+        if stream_bytes:
+            self.properties["stream_bytes"] = IntegerAttr(stream_bytes, 64)
 
 
 @irdl_op_definition

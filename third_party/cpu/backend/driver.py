@@ -73,6 +73,7 @@ def launcher_module():
             from triton import knobs
             _launcher_mod = _prebuilt_launcher() or _build_launcher()
             _launcher_mod.set_hook_chain_type(knobs.HookChain)
+            _launcher_mod.set_streaming_bytes(streaming_bytes())
     return _launcher_mod
 
 
@@ -301,6 +302,16 @@ def cache_sizes():
         "l2": sysfs.get(2) or native.get("l2", 0),
         "l3": sysfs.get(3) or native.get("l3", 0),
     }
+
+
+def streaming_bytes() -> int:
+    """Bytes a launch must store for its kernels to bypass the caches (runtime.h's
+    tcpu_streaming_bytes): the last-level cache, which output that large would leave
+    anyway; 0 (never) when TRITON_CPU_STREAMING_STORES=0 or the cache size is unknown."""
+    if os.environ.get("TRITON_CPU_STREAMING_STORES", "1") == "0":
+        return 0
+    caches = cache_sizes()
+    return caches["l3"] or caches["l2"]
 
 
 def default_num_threads():

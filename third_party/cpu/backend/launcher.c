@@ -378,6 +378,11 @@ static void run_programs(const grid_t *g, int64_t begin, int64_t end) {
       }
     }
   }
+#if defined(__x86_64__) || defined(__i386__)
+  /* Streaming stores (tcpu_streaming_bytes) are weakly ordered: drain them before the
+   * launch is seen to be over. */
+  __builtin_ia32_sfence();
+#endif
   tcpu_launch_bind(NULL);
 }
 
@@ -1036,7 +1041,17 @@ static PyObject *default_num_threads(PyObject *mod, PyObject *unused) {
   return PyLong_FromLong(threads);
 }
 
+static PyObject *set_streaming_bytes(PyObject *mod, PyObject *arg) {
+  long long n = PyLong_AsLongLong(arg);
+  if (n == -1 && PyErr_Occurred())
+    return NULL;
+  tcpu_streaming_bytes = n > 0 ? (int64_t)n : INT64_MAX;
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"set_streaming_bytes", set_streaming_bytes, METH_O,
+     "Bytes a launch must store for its kernels to use streaming stores (<= 0: never)."},
     {"set_hook_chain_type", set_hook_chain_type, METH_O,
      "Registers the HookChain class whose empty instances are skipped."},
     {"default_num_threads", default_num_threads, METH_NOARGS,

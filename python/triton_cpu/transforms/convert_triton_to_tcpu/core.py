@@ -324,6 +324,7 @@ class FuncLowering:
         self.carried: dict[Operation, dict[int, SSAValue]] = {}  # scf op -> result index -> buffer
         self.loops_to_strip: list[Operation] = []   # scf ops whose tensor operands/results go
         self.lowered_effects: set[Operation] = set()  # side-effecting ops already lowered
+        self._may_stream: bool | None = None  # see stream_bytes
         self._constants: dict[Operation, SSAValue] = {}
         # Strided loads that share a window (strided_loads.families), found before any op is
         # lowered (their pointers' scalar parts are rewritten on the way).
@@ -562,19 +563,20 @@ class FuncLowering:
         ptr, val, mask = op.ptr, op.value, op.mask
         shape = shape_of(ptr)
         vl = self.vector_length(shape, [ptr, val] + ([mask] if mask else []), store_ptr=ptr)
+        stream = self.stream_bytes(ptr)
 
         def body(em: TileEmitter, idx):
             v = em.value(val, idx, vl)
             m = em.value(mask, idx, vl) if mask is not None else None
             if vl > 1 and self.axis.get(ptr).contiguity[-1] >= vl:
-                em.emit(tcpu.VStoreOp(em.value(ptr, idx, 1), v, m, self.alignment(ptr, vl)))
+                em.emit(tcpu.VStoreOp(em.value(ptr, idx, 1), v, m, self.alignment(ptr, vl), stream))
             elif vl == 1:
                 em.emit(tcpu.StoreOp(em.value(ptr, idx, 1), v, m))
             elif self.axis_assumed.get(ptr).contiguity[-1] >= vl:
                 align = self.alignment(ptr, vl)
 
                 def vector_store(e, p0):
-                    e.emit(tcpu.VStoreOp(p0, v, m, align))
+                    e.emit(tcpu.VStoreOp(p0, v, m, align, stream))
                     return []
 
                 def scatter(e, ptrs):
@@ -667,6 +669,23 @@ class FuncLowering:
                      or any(self._in_inner_loop(r, producer) for r in rs)):
                 plan.add(v)
         return plan
+
+    # Ops that order memory between programs or threads: a kernel holding one never uses
+    # streaming stores, which x86 does not order with them (only an sfence does).
+    _ORDERING = ("tt.atomic_rmw", "tt.atomic_cas", "tt.atomic_poll", "tt.debug_barrier")
+
+    def stream_bytes(self, ptr: SSAValue) -> int:
+        """Bytes a tensor store through `ptr` writes per program, which the code generator
+        compares (times the grid size) with the launch's streaming threshold; 0 in a
+        kernel whose memory ordering streaming stores could break (`_ORDERING`)."""
+        if self._may_stream is None:
+            self._may_stream = not any(op.name in self._ORDERING for op in self.func.walk())
+        if not self._may_stream:
+            return 0
+        n = pointee_bytes(element_type(ptr.type))
+        for d in shape_of(ptr):
+            n *= d
+        return n
 
     def _cheap_to_reload(self, load: Operation) -> bool:
         """Is reading `load` again, in each consumer's nest, as cheap as reading a buffer
