@@ -40,6 +40,25 @@ CASES = {
         ref = torch.fmod(X, d).max()
         assert Y.item() == ref.item(), (Y.item(), ref.item())
     """,
+    # fuzz seed 6528: a row max truncated to int8 stored with a one-lane mask. LLVM 22's X86
+    # backend (AVX-512) wrote the untruncated i32 (4 bytes) into the neighbours.
+    "truncated_store_one_lane": """
+        @triton.jit
+        def kernel(X, Y, LIVE: tl.constexpr):
+            r = tl.arange(0, 16)
+            v = tl.max(tl.load(X + r[:, None] * 16 + r[None, :]), axis=1)
+            tl.store(Y + r, v.to(Y.dtype.element_ty), mask=r < LIVE)
+
+        for src, dst in ((torch.int32, torch.int8), (torch.int32, torch.int16), (torch.int64, torch.int32)):
+            for live in (1, 2, 15):
+                for bits in (256, 512):
+                    X = torch.randint(-100, 100, (256,), dtype=src)
+                    Y = torch.full((24,), 77, dtype=dst)
+                    kernel[(1,)](X, Y, LIVE=live, vector_bits=bits)
+                    ref = torch.full((24,), 77, dtype=dst)
+                    ref[:live] = X.view(16, 16).max(1).values[:live].to(dst)
+                    assert torch.equal(Y, ref), (src, dst, live, bits, Y.tolist(), ref.tolist())
+    """,
 }
 
 

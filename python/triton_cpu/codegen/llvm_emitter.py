@@ -58,8 +58,9 @@ class ModuleEmitter:
         self.fp_flags = ("contract", ) if fp_fusion else ()
         self.math = math or MathLib(vector_bits)
         self.vector_bits = vector_bits
+        self.x86 = platform.machine().lower() in ("x86_64", "amd64")
         # Streaming stores only where the launcher's sfence orders them (launcher.c).
-        self.streaming = platform.machine().lower() in ("x86_64", "amd64")
+        self.streaming = self.x86
         self._strings = {}
         self.debug = DebugInfo(self.module) if line_info else None
 
@@ -1365,8 +1366,28 @@ class FunctionEmitter:
                     self.store_full(op, x, ptr, align)
                 with partial:
                     cg.call_intrinsic(b, "llvm.masked.store", [x.type, cg.PTR], cg.VOID,
-                                      [x, ptr, ir.Constant(cg.I32, align), mask])
+                                      [x, ptr, ir.Constant(cg.I32, align), self._opaque_mask(mask)])
         return None
+
+    def _opaque_mask(self, mask):
+        """`mask`, hidden from LLVM's constant folding on x86. LLVM 22's X86 backend turns a
+        masked store of a truncated vector (i32 -> i8, i64 -> i32, ...) whose constant mask
+        has one lane set into a scalar store of the untruncated element: 4 or 8 bytes written
+        where 1 or 4 were meant (found by scripts/fuzz.py, seed 6528: `tl.store(p + r, x.to(
+        tl.int8), mask=r < 1)` on AVX-512). An empty inline asm on the mask's bits keeps it
+        a run-time value: a real masked store. (Only the partial path gets here: the full one
+        is a plain store.)"""
+        n = mask.type.count if isinstance(mask.type, ir.VectorType) else 1
+        if not self.me.x86 or n < 2 or n > 64:
+            return mask
+        b = self.builder
+        bits = ir.IntType(n)
+        reg = ir.IntType(max(8, 1 << (n - 1).bit_length()))  # a register-sized integer for the asm
+        v = b.bitcast(mask, bits)
+        v = b.zext(v, reg) if reg.width > n else v
+        hidden = b.asm(ir.FunctionType(reg, [reg]), "", "=r,0", [v], side_effect=False)
+        hidden = b.trunc(hidden, bits) if reg.width > n else hidden
+        return b.bitcast(hidden, mask.type)
 
     def _all_true(self, n):
         return ir.Constant(ir.VectorType(cg.I1, n), [ir.Constant(cg.I1, 1)] * n)
