@@ -79,12 +79,14 @@ def batched_dot_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N:
     tl.store(c_ptr + rb * M * N + rm * N + rn, tl.dot(a, b))
 
 
-def test_batched_3d_dot():
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("vector_bits", [256, 512])
+def test_batched_3d_dot(dtype, vector_bits):
     B, M, N, K = 2, 16, 32, 16
-    a, b = torch.randn(B, M, K), torch.randn(B, K, N)
+    a, b = torch.randn(B, M, K).to(dtype), torch.randn(B, K, N).to(dtype)
     out = torch.empty(B, M, N)
-    batched_dot_kernel[(1,)](a, b, out, B=B, M=M, N=N, K=K)
-    torch.testing.assert_close(out, torch.bmm(a, b), rtol=1e-5, atol=1e-5)
+    batched_dot_kernel[(1,)](a, b, out, B=B, M=M, N=N, K=K, vector_bits=vector_bits)
+    torch.testing.assert_close(out.double(), torch.bmm(a.double(), b.double()), rtol=1e-5, atol=1e-4)
 
 
 @triton.jit
