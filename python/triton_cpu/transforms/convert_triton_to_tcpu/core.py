@@ -420,9 +420,9 @@ class FuncLowering:
         """Lanes for a loop nest over `shape` evaluating the fused values `roots`: at most
         `max_lanes`, and no wider than the source row of a reshape among their producers
         (wider lanes would be assembled from several source rows). `store_ptr`: the
-        pointer the nest stores through, if any. A step of one native
-        register is taken instead of two when that turns a gather or scatter among them into
-        a vector access (runs of 16 contiguous lanes, such as `x % 16`, at 512 bits)."""
+        pointer the nest stores through, if any. A step of one native register is taken
+        instead of two when that turns a gather or scatter among them into a vector access
+        (runs of 16 contiguous lanes, such as `x % 16`, at 512 bits)."""
         vl = min(self.max_lanes(), shape[-1])
         accesses = []
         for v in self.fused_producers(roots):
