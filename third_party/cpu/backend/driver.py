@@ -306,12 +306,12 @@ def cache_sizes():
 
 def streaming_bytes() -> int:
     """Bytes a launch must store for its kernels to bypass the caches (runtime.h's
-    tcpu_streaming_bytes): the last-level cache, which output that large would leave
-    anyway; 0 (never) when TRITON_CPU_STREAMING_STORES=0 or the cache size is unknown."""
+    tcpu_streaming_bytes): the L3 size, as output that large would leave the caches
+    anyway; 0 (never) when TRITON_CPU_STREAMING_STORES=0 or no L3 size is known (then a
+    smaller cache's size could send output the L3 would have kept to memory)."""
     if os.environ.get("TRITON_CPU_STREAMING_STORES", "1") == "0":
         return 0
-    caches = cache_sizes()
-    return caches["l3"] or caches["l2"]
+    return cache_sizes()["l3"]
 
 
 def default_num_threads():
