@@ -162,7 +162,7 @@ void *tcpu_scratch(size_t bytes);
 /* Streaming (non-temporal) stores: a launch whose full-vector stores write at least this
  * many bytes in all (counted by the kernel from its grid) bypasses the caches for the
  * aligned ones, saving the read of each line it overwrites. Set by the launcher from the
- * last-level cache size (TRITON_CPU_STREAMING_STORES=0: INT64_MAX, never). Programs end
+ * L3 size (TRITON_CPU_STREAMING_STORES=0 or no L3 known: INT64_MAX, never). Programs end
  * with an sfence (launcher.c), so the stores are visible when the launch returns. */
 extern int64_t tcpu_streaming_bytes;
 
