@@ -1,7 +1,12 @@
 """Streaming (non-temporal) stores: a launch whose tensor stores write more than the
 threshold (the last-level cache by default) stores its aligned full vectors past the
 caches. Results must be the same either way, aligned or not, masked tails included."""
+import ctypes
+import glob
+import os
 import platform
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -9,8 +14,32 @@ import triton
 import triton.language as tl
 
 from triton_cpu.backend import driver as D
+from triton_cpu.llvm import RUNTIME_DIR
 
 X86 = platform.machine().lower() in ("x86_64", "amd64")
+NEVER = 2**63 - 1
+
+
+def runtime_threshold() -> int:
+    """tcpu_streaming_bytes as the kernels see it: the runtime library's global."""
+    lib = ctypes.CDLL(os.path.join(RUNTIME_DIR, "libTritonCPURuntime.so"))
+    return ctypes.c_int64.in_dll(lib, "tcpu_streaming_bytes").value
+
+
+def sysfs_l3_bytes() -> int:
+    """cpu0's L3 size read here from sysfs, independently of the driver (0: none known)."""
+    for entry in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
+        try:
+            with open(os.path.join(entry, "level")) as f:
+                if f.read().strip() != "3":
+                    continue
+            with open(os.path.join(entry, "size")) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+        return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+    return 0
 
 
 @triton.jit
@@ -41,6 +70,7 @@ def threshold():
 @pytest.mark.parametrize("vector_bits", [256, 512])
 def test_results_with_and_without_streaming(threshold, limit, offset, vector_bits):
     threshold(limit)
+    assert runtime_threshold() == (limit if limit > 0 else NEVER)
     n = 100_000 + 37
     x = torch.randn(n)
     out = torch.zeros(n + offset)
@@ -67,7 +97,22 @@ def test_no_streaming_in_a_kernel_with_atomics(threshold):
     assert "vmovnt" not in k.asm["asm"]
 
 
-def test_default_threshold_is_the_last_level_cache(monkeypatch):
-    assert D.streaming_bytes() == D.cache_sizes()["l3"]  # 0 (never) when unknown
-    monkeypatch.setenv("TRITON_CPU_STREAMING_STORES", "0")
-    assert D.streaming_bytes() == 0
+def _threshold_in_a_fresh_process(env_extra):
+    code = ("import torch, triton, triton.language as tl\n"
+            "from test_streaming_stores import scale_kernel, runtime_threshold\n"
+            "x = torch.randn(64); y = torch.empty(64)\n"
+            "scale_kernel[(1,)](x, y, 64, BLOCK=64)\n"
+            "print(runtime_threshold())\n")
+    env = dict(os.environ, **env_extra)
+    env["PYTHONPATH"] = os.path.dirname(__file__) + os.pathsep + env.get("PYTHONPATH", "")
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return int(res.stdout.split()[-1])
+
+
+def test_default_threshold_is_the_l3():
+    """After the first launch of a process: the L3 size from sysfs (never, without one);
+    TRITON_CPU_STREAMING_STORES=0 turns streaming off."""
+    l3 = sysfs_l3_bytes()
+    assert _threshold_in_a_fresh_process({}) == (l3 or NEVER)
+    assert _threshold_in_a_fresh_process({"TRITON_CPU_STREAMING_STORES": "0"}) == NEVER

@@ -59,8 +59,6 @@ class ModuleEmitter:
         self.math = math or MathLib(vector_bits)
         self.vector_bits = vector_bits
         self.x86 = platform.machine().lower() in ("x86_64", "amd64")
-        # Streaming stores only where the launcher's sfence orders them (launcher.c).
-        self.streaming = self.x86
         self._strings = {}
         self.debug = DebugInfo(self.module) if line_info else None
 
@@ -229,7 +227,7 @@ class FunctionEmitter:
         bound when they sit in loops) > tcpu_streaming_bytes. None: no store may stream."""
         per_program = sum(op.properties["stream_bytes"].value.data for op in self.op.walk()
                           if op.name == "tcpu.vstore" and op.properties.get("stream_bytes") is not None)
-        if not per_program or not self.me.streaming:
+        if not per_program or not self.me.x86:  # only x86's sfence orders them (launcher.c)
             return None
         b = self.builder
         module = self.me.module

@@ -54,7 +54,7 @@ from triton_cpu.errors import UnsupportedError
 from . import strided_loads
 from .lane_groups import LaneGroup, group_size, grouped_value
 from .shape_ops import FUSED
-from .util import INDEX, Index, attr_int, is_tensor, vec_type
+from .util import INDEX, Index, attr_int, is_tensor, is_volatile, vec_type
 
 # Elementwise ops that keep their name: cloned with vector or scalar types.
 _ELEMENTWISE_PREFIXES = ("arith.", "math.")
@@ -324,12 +324,14 @@ class FuncLowering:
         self.carried: dict[Operation, dict[int, SSAValue]] = {}  # scf op -> result index -> buffer
         self.loops_to_strip: list[Operation] = []   # scf ops whose tensor operands/results go
         self.lowered_effects: set[Operation] = set()  # side-effecting ops already lowered
-        self._may_stream: bool | None = None  # see stream_bytes
         self._constants: dict[Operation, SSAValue] = {}
+        all_ops = list(func_op.walk())
+        # No streaming stores in a kernel that orders memory between programs (stream_bytes).
+        self.may_stream = not any(op.name in self._ORDERING for op in all_ops)
         # Strided loads that share a window (strided_loads.families), found before any op is
         # lowered (their pointers' scalar parts are rewritten on the way).
         self.stride_families = strided_loads.families(
-            self, [op for op in func_op.walk() if op.name == "tt.load" and is_tensor(op.ptr)])
+            self, [op for op in all_ops if op.name == "tt.load" and is_tensor(op.ptr)])
         # Source locations of the ops being lowered, innermost last: every op the
         # lowering emits takes the last one (see TileEmitter.emit), so that line tables
         # and bounds-check reports point at the user's line.
@@ -678,9 +680,7 @@ class FuncLowering:
         """Bytes a tensor store through `ptr` writes per program, which the code generator
         compares (times the grid size) with the launch's streaming threshold; 0 in a
         kernel whose memory ordering streaming stores could break (`_ORDERING`)."""
-        if self._may_stream is None:
-            self._may_stream = not any(op.name in self._ORDERING for op in self.func.walk())
-        if not self._may_stream:
+        if not self.may_stream:
             return 0
         n = pointee_bytes(element_type(ptr.type))
         for d in shape_of(ptr):
@@ -696,8 +696,7 @@ class FuncLowering:
         to read once. Whether a write separates it from a consumer is checked apart."""
         if load.name != "tt.load" or not is_tensor(load.ptr):
             return False
-        volatile = load.properties.get("isVolatile")
-        if volatile is not None and volatile.value.data:
+        if is_volatile(load):
             return False
         shape = shape_of(load.ptr)
         vl = min(self.max_lanes(), shape[-1])

@@ -29,7 +29,7 @@ from triton_cpu.analysis.axis_info import element_type
 from triton_cpu.dialects import tcpu
 from triton_cpu.dialects.compat import arith
 
-from .util import is_tensor
+from .util import is_tensor, is_volatile
 
 # Largest stride (in elements) a strided load reads as one contiguous window.
 MAX_LOAD_STRIDE = 4
@@ -93,8 +93,7 @@ def families(low, loads) -> dict[Operation, Member]:
     with no other are left out."""
     groups: dict[tuple, list[tuple[int, Operation]]] = {}
     for op in loads:
-        volatile = op.properties.get("isVolatile")
-        if volatile is not None and volatile.value.data:
+        if is_volatile(op):
             continue  # each volatile load reads memory itself
         terms = offset_terms(low, op.ptr)
         if terms is None:

@@ -20,6 +20,12 @@ def is_tensor(value: SSAValue) -> bool:
     return isinstance(value.type, TensorType)
 
 
+def is_volatile(load: Operation) -> bool:
+    """A tt.load with `volatile=True`: it must read memory itself, every time it runs."""
+    v = load.properties.get("isVolatile")
+    return v is not None and bool(v.value.data)
+
+
 def bits(t) -> int:
     if isinstance(t, IntegerType):
         return t.width.data
