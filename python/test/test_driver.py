@@ -660,6 +660,40 @@ def test_load_binary_contract(kernel_so, utils):
         utils.load_binary("no_such", kernel_so, 0, 0)
 
 
+KERNELS_ALIVE_AT_EXIT = r"""
+import importlib.util, sys, torch
+runs = []
+for _ in range(2):  # two copies of one module, as a benchmark comparing variants holds them
+    spec = importlib.util.spec_from_file_location("copy", sys.argv[1])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x = torch.zeros(100)
+    mod.inc[(1,)](x, 100, BLOCK=128)
+    assert torch.equal(x, torch.ones(100))
+    runs.append(mod.inc)
+print("ok")
+"""
+
+KERNEL_MODULE = """
+import triton, triton.language as tl
+@triton.jit
+def inc(x_ptr, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    tl.store(x_ptr + o, tl.load(x_ptr + o, mask=o < n) + 1, mask=o < n)
+"""
+
+
+def test_kernels_alive_at_exit_unload_quietly(tmp_path):
+    """CompiledKernel.__del__ runs during interpreter shutdown for kernels still held:
+    the driver must not print an ignored exception (an import failing at shutdown)."""
+    src = tmp_path / "kernel_module.py"
+    src.write_text(KERNEL_MODULE)
+    out = subprocess.run([sys.executable, "-c", KERNELS_ALIVE_AT_EXIT, str(src)], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+    assert "Exception ignored" not in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
 def test_driver_is_active_here():
     drv = triton.runtime.driver.active
     assert type(drv).__name__ == "CPUDriver"
