@@ -387,6 +387,18 @@ def test_hex_float_constants():
     assert print_ir(parse_ttir(printed)) == printed
 
 
+@pytest.mark.parametrize("text, message", [
+    ("dense<1.0> : tensor<?xf32>", "static shape"),
+    ("dense<1> : tensor<4x!tt.ptr<f32>>", "integer, index, float, or complex"),
+])
+def test_dense_literal_type_checks(text, message):
+    """The dense<> type check (built once, see compat._fix_dense_type_check_cost) still
+    rejects what xDSL's own check rejects."""
+    from xdsl.utils.exceptions import ParseError
+    with pytest.raises(ParseError, match=message):
+        _one_op(f"\n  %a = arith.constant {text}")
+
+
 def test_arith_on_tensors():
     module, ops = _one_op("""
   %c = arith.cmpi slt, %i, %i : tensor<4xi32>
