@@ -59,6 +59,48 @@ CASES = {
                     ref[:live] = X.view(16, 16).max(1).values[:live].to(dst)
                     assert torch.equal(Y, ref), (src, dst, live, bits, Y.tolist(), ref.tolist())
     """,
+    # fuzz seed 11051 (AVX2 host): LLVM 22's O3 turned the unrolled reverse cumsum into a
+    # module that does not verify (a shufflevector before its operands); the optimizer's
+    # output is now verified and the next pipeline used (llvm.optimize).
+    "reverse_cumsum_then_scan_of_branch_value": """
+        @triton.jit
+        def c_min(a, b):
+            return tl.minimum(a, b)
+
+        @triton.jit
+        def c_summax(a0, a1, b0, b1):
+            return a0 + b0, tl.maximum(a1, b1)
+
+        @triton.jit
+        def kernel(X1, X5, X10, OUT):
+            pid = tl.program_id(0)
+            offs = pid * 64 + tl.arange(0, 16)[:, None] * 4 + tl.arange(0, 4)[None, :]
+            v1 = tl.load(X1 + offs)
+            v3 = tl.cumsum(v1, axis=0, reverse=True)
+            if pid > 0:
+                r4 = tl.load(X5 + offs)
+            else:
+                v7 = tl.associative_scan(v3.to(tl.float64), 1, c_min, reverse=True)
+                v8 = tl.where(v7 != v7, 0.0, tl.minimum(tl.maximum(v7, -9.2e18), 9.2e18)).to(tl.int64)
+                r4 = v1 - v8
+            v12, v13 = tl.associative_scan((r4, tl.load(X10 + offs)), 0, c_summax)
+            tl.store(OUT + offs, v12, mask=(offs - pid * 64) < 41)
+
+        import warnings
+        from triton_cpu.errors import LLVMFallbackWarning
+        X1, X5, X10 = (torch.randint(-8, 9, (128,), dtype=torch.int64) for _ in range(3))
+        OUT = torch.full((128,), 7, dtype=torch.int64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LLVMFallbackWarning)  # whether LLVM breaks it depends on its version
+            kernel[(2,)](X1, X5, X10, OUT)
+        v1 = X1[:64].view(16, 4)
+        v7 = v1.flip(0).cumsum(0).flip(0).double().flip(1).cummin(1).values.flip(1)
+        ref0 = (v1 - v7.long()).cumsum(0).flatten()
+        ref1 = X5[64:].view(16, 4).cumsum(0).flatten()
+        ref = torch.full((128,), 7, dtype=torch.int64)
+        ref[:41], ref[64:105] = ref0[:41], ref1[:41]
+        assert torch.equal(OUT, ref), (OUT.tolist(), ref.tolist())
+    """,
 }
 
 

@@ -52,6 +52,31 @@ def test_optimize_falls_back_to_the_next_pipeline_and_warns(monkeypatch):
     assert [c["loop_vectorize"] for c in tried] == [True, False]
 
 
+def test_an_optimized_module_that_does_not_verify_falls_back(monkeypatch):
+    """A pipeline whose output fails LLVM's verifier is a failure of that pipeline: the next
+    one is used (code generation would otherwise abort on the broken module)."""
+    tried = []
+    real_call = llvm_worker.call
+
+    def call(op, ir_text, host, config):
+        tried.append(config)
+        if config["loop_vectorize"]:
+            return "", "Instruction does not dominate all uses!\n  %1 = shufflevector ..."
+        return real_call(op, ir_text, host, config)
+
+    monkeypatch.setattr(llvm_worker, "call", call)
+    with pytest.warns(LLVMFallbackWarning, match="kernel 'k'.*does not verify.*dominate"):
+        out = llvm.optimize(SMALL_IR, llvm.host(), "k")
+    assert "fadd" in out and len(tried) == 2
+
+
+def test_optimize_here_returns_text_and_verifier_message():
+    """The worker's optimize returns (IR, "") for a module that verifies after the pipeline
+    (a module O3 breaks is the fuzz regression reverse_cumsum_then_scan_of_branch_value)."""
+    text, invalid = llvm.optimize_here(SMALL_IR, llvm.host(), llvm.PIPELINES[0][1])
+    assert "fadd float %a, %b" in text and invalid == ""
+
+
 def test_optimize_reports_every_pipeline_when_all_abort(monkeypatch):
     def call(op, *args):
         raise llvm_worker.LLVMAborted("Pass.cpp:7: Assertion `y' failed.", -6)

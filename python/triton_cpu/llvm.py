@@ -61,7 +61,7 @@ def target_machine(h: Host):
 
 # LLVM pipelines `optimize` tries in order: a later one only when LLVM aborted on the previous
 # (an assertion of llvmlite's LLVM, see llvm_worker.py; LLVM 22's loop vectorizer trips one on
-# some scalar min/max reduction loops).
+# some scalar min/max reduction loops) or its output does not verify.
 PIPELINES = (
     ("O3", dict(speed=3, loop_vectorize=True, slp_vectorize=True)),
     ("O3 without the loop vectorizer", dict(speed=3, loop_vectorize=False, slp_vectorize=True)),
@@ -71,28 +71,33 @@ PIPELINES = (
 
 def optimize(ir_text: str, h: Host, kernel: str = "kernel") -> str:
     """Parses, verifies and optimizes the module for the host CPU (LLVM's O3 pipeline) in the
-    LLVM worker process; returns the IR text. If LLVM aborts, retries with the next of
-    PIPELINES and warns (LLVMFallbackWarning); raises LLVMCrashError when all abort."""
+    LLVM worker process; returns the IR text. If LLVM aborts, or its output does not verify,
+    retries with the next of PIPELINES and warns (LLVMFallbackWarning); raises
+    LLVMCrashError when all fail."""
     from triton_cpu import llvm_worker
     from triton_cpu.errors import LLVMCrashError, LLVMFallbackWarning
     failures = []
     for label, config in PIPELINES:
         try:
-            out = llvm_worker.call("optimize", ir_text, h, config)
+            out, invalid = llvm_worker.call("optimize", ir_text, h, config)
         except llvm_worker.LLVMAborted as e:
             failures.append(f"{label}: {e.detail}")
             continue
+        if invalid:
+            failures.append(f"{label}: its output does not verify: {invalid.splitlines()[0]}")
+            continue
         if failures:
             import warnings
-            warnings.warn(f"LLVM aborted optimizing kernel '{kernel}' ({failures[0]}); compiled it with "
+            warnings.warn(f"LLVM failed optimizing kernel '{kernel}' ({failures[0]}); compiled it with "
                           f"{label} instead: the results are right, the code may be slower",
                           LLVMFallbackWarning, stacklevel=2)
         return out
     raise LLVMCrashError(f"LLVM aborted on kernel '{kernel}' with every pipeline tried:\n  " + "\n  ".join(failures))
 
 
-def optimize_here(ir_text: str, h: Host, config: dict) -> str:
-    """`optimize` with one pipeline, in this process."""
+def optimize_here(ir_text: str, h: Host, config: dict) -> tuple[str, str]:
+    """`optimize` with one pipeline, in this process: (IR text, "") or, when the optimized
+    module does not verify, ("", the verifier's message)."""
     _init()
     mod = llvm.parse_assembly(ir_text)
     mod.verify()
@@ -106,7 +111,15 @@ def optimize_here(ir_text: str, h: Host, config: dict) -> str:
     pb = llvm.create_pass_builder(tm, pto)
     pm = pb.getModulePassManager()
     pm.run(mod, pb)
-    return str(mod)
+    # The optimizer's output is verified, so that a pipeline that breaks the module (LLVM
+    # 22's SLP vectorizer has placed a shufflevector before its operands' definitions) is
+    # a failure of that pipeline and `optimize` tries the next one, instead of code
+    # generation aborting on it later.
+    try:
+        mod.verify()
+    except RuntimeError as e:
+        return "", str(e) or "the module does not verify"
+    return str(mod), ""
 
 
 def to_asm(ir_text: str, h: Host, kernel: str = "kernel") -> str:
