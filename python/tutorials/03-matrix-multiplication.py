@@ -38,7 +38,7 @@ QUICK = os.environ.get("TRITON_CPU_TUTORIAL_QUICK", "0") == "1"
 def cpu_configs():
     if QUICK:  # one config: the check should not spend its time tuning
         return [triton.Config({"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 4})]
-    shapes = [(64, 64, 32), (64, 128, 32), (128, 64, 64)]
+    shapes = [(64, 64, 32), (64, 128, 32), (128, 64, 64), (128, 128, 64)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}) for m, n, k in shapes]
 
 
