@@ -92,7 +92,7 @@ def optimize(ir_text: str, h: Host, kernel: str = "kernel") -> str:
                           f"{label} instead: the results are right, the code may be slower",
                           LLVMFallbackWarning, stacklevel=2)
         return out
-    raise LLVMCrashError(f"LLVM aborted on kernel '{kernel}' with every pipeline tried:\n  " + "\n  ".join(failures))
+    raise LLVMCrashError(f"LLVM failed on kernel '{kernel}' with every pipeline tried:\n  " + "\n  ".join(failures))
 
 
 def optimize_here(ir_text: str, h: Host, config: dict) -> tuple[str, str]:
@@ -112,9 +112,9 @@ def optimize_here(ir_text: str, h: Host, config: dict) -> tuple[str, str]:
     pm = pb.getModulePassManager()
     pm.run(mod, pb)
     # The optimizer's output is verified, so that a pipeline that breaks the module (LLVM
-    # 22's SLP vectorizer has placed a shufflevector before its operands' definitions) is
-    # a failure of that pipeline and `optimize` tries the next one, instead of code
-    # generation aborting on it later.
+    # 22's O3 has placed a shufflevector before its operands' definitions; O3 without the
+    # loop vectorizer did not) is a failure of that pipeline and `optimize` tries the next
+    # one, instead of code generation aborting on it later.
     try:
         mod.verify()
     except RuntimeError as e:

@@ -169,9 +169,9 @@ def _fix_hex_float_case() -> None:
 
 def _fix_dense_type_check_cost() -> None:
     # AttrParser._parse_dense_literal_type rebuilds an IRDL constraint (for "a ranked
-    # container of integer, index, float or complex") on every dense<...> it parses:
-    # about 3 ms each, 13 ms of the 22 ms parse of a small kernel's TTIR. Same check, with
-    # the constraint built once.
+    # container of integer, index, float or complex") on every dense<...> it parses: with
+    # it built once, a small kernel's TTIR (4 dense literals) parses in 19.6 instead of
+    # 22.8 ms. Same check.
     original = AttrParser._parse_dense_literal_type  # pyright: ignore[reportPrivateUsage]
     if getattr(original, "_triton_cpu_fix", False):
         return
