@@ -149,8 +149,7 @@ def main():
         for _ in range(rounds):
             for t, fn in zip(times, fns):
                 t.append(do_bench(fn, warmup=20, rep=150, return_mode="median"))
-        medians = [statistics.median(t) for t in times]
-        return medians[0] if len(fns) == 1 else medians
+        return [statistics.median(t) for t in times]
 
     va = load_tutorial("01-vector-add")
     sm = load_tutorial("02-fused-softmax")

@@ -70,11 +70,26 @@ def test_an_optimized_module_that_does_not_verify_falls_back(monkeypatch):
     assert "fadd" in out and len(tried) == 2
 
 
-def test_optimize_here_returns_text_and_verifier_message():
-    """The worker's optimize returns (IR, "") for a module that verifies after the pipeline
-    (a module O3 breaks is the fuzz regression reverse_cumsum_then_scan_of_branch_value)."""
-    text, invalid = llvm.optimize_here(SMALL_IR, llvm.host(), llvm.PIPELINES[0][1])
+def test_optimize_here_reports_an_output_that_does_not_verify(monkeypatch):
+    """optimize_here verifies the module twice, before and after the pipeline: ("", the
+    verifier's message) when the second check fails, (IR, "") otherwise. The failing check
+    is simulated (a module O3 really breaks is the fuzz regression
+    reverse_cumsum_then_scan_of_branch_value, which depends on the LLVM version)."""
+    config = llvm.PIPELINES[0][1]
+    text, invalid = llvm.optimize_here(SMALL_IR, llvm.host(), config)
     assert "fadd float %a, %b" in text and invalid == ""
+
+    from llvmlite.binding.module import ModuleRef
+    real_verify, calls = ModuleRef.verify, []
+
+    def verify(self):
+        calls.append(self)
+        if len(calls) == 2:
+            raise RuntimeError("Instruction does not dominate all uses!")
+        return real_verify(self)
+
+    monkeypatch.setattr(ModuleRef, "verify", verify)
+    assert llvm.optimize_here(SMALL_IR, llvm.host(), config) == ("", "Instruction does not dominate all uses!")
 
 
 def test_optimize_reports_every_pipeline_when_all_abort(monkeypatch):

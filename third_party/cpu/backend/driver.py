@@ -40,17 +40,9 @@ def _runtime_dir():
     return os.path.join(_package_dir(), "_C")
 
 
-_NATIVE = None
-
-
 def _native():
-    """The native helper module (kept once imported: CompiledKernel.__del__ reaches it
-    while the interpreter shuts down, when imports fail)."""
-    global _NATIVE
-    if _NATIVE is None:
-        from triton_cpu._C import _native
-        _NATIVE = _native
-    return _NATIVE
+    from triton_cpu._C import _native
+    return _native
 
 
 def _include_dir():
@@ -361,8 +353,8 @@ class CPUUtils:
         return handle, function, _vector_registers(), 0, 2**30
 
     def unload_module(self, module):
-        # At interpreter shutdown the process is exiting: its libraries stay mapped
-        # (another object's finalizer may still hold a pointer into one).
+        # At interpreter shutdown (CompiledKernel.__del__ of kernels still held) the process
+        # is exiting: its libraries stay mapped, and importing _native would fail anyway.
         if sys.is_finalizing():
             return
         _native().unload_library(module)
