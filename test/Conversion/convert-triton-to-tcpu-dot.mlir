@@ -29,6 +29,36 @@ tt.func public @dot(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f
   tt.return
 }
 
+// A transposed operand (tl.trans of a row-major load): packed in 8 x 8 blocks, eight
+// contiguous loads down the columns and three rounds of shuffles, not a gather per row.
+// CHECK-LABEL: func.func public @dot_transposed_operand
+// CHECK-COUNT-8: "tcpu.vload"({{.*}}) -> vector<8xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 8, 2, 10, 4, 12, 6, 14] : vector<8xf32>, vector<8xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+// CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK-NOT: tcpu.gather
+tt.func public @dot_transposed_operand(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %c16 = arith.constant dense<16> : tensor<16x1xi32>
+  %row = tt.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %col = tt.expand_dims %r {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rs = arith.muli %row, %c16 : tensor<16x1xi32>
+  %rb = tt.broadcast %rs : tensor<16x1xi32> -> tensor<16x16xi32>
+  %cb = tt.broadcast %col : tensor<1x16xi32> -> tensor<16x16xi32>
+  %off = arith.addi %rb, %cb : tensor<16x16xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %ap = tt.addptr %as, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %x = tt.load %ap : tensor<16x16x!tt.ptr<f32>>
+  %t = tt.trans %x {order = array<i32: 1, 0>} : tensor<16x16xf32> -> tensor<16x16xf32>
+  %z = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+  %d = tt.dot %x, %t, %z, inputPrecision = tf32 : tensor<16x16xf32> * tensor<16x16xf32> -> tensor<16x16xf32>
+  %os = tt.splat %o : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %op = tt.addptr %os, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  tt.store %op, %d : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}
+
 // tt.dot_scaled: the e2m1 operand is decoded per element (nibble of its byte, times its
 // E8M0 scale) into an fp32 buffer; the bf16 one is widened; then the fp32 micro-kernel.
 // CHECK-LABEL: func.func public @dot_scaled

@@ -32,6 +32,7 @@ from triton_cpu.analysis.axis_info import element_type, shape_of
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 
+from .transposed_pack import pack_transposed, runs_down_columns
 from .util import bits, vec_type
 
 
@@ -47,10 +48,20 @@ def widen(v: SSAValue, src, dst, width: int) -> Operation:
     return arith.TruncFOp(v, rt)
 
 
-def pack(low, em, value: SSAValue, elem) -> SSAValue:
-    """A row-major buffer holding `value` converted to `elem`."""
+def pack(low, em, value: SSAValue, elem, reuse: bool = True) -> SSAValue:
+    """A row-major buffer holding `value` converted to `elem`: with `reuse`, the value's
+    own buffer when it is materialized in `elem` already (the micro-kernel only reads
+    it); read in blocks down the columns and transposed in registers when its memory
+    runs that way (transposed_pack)."""
     shape = shape_of(value)
     src_elem = element_type(value.type)
+    own = low.buffers.get(value)
+    if reuse and own is not None and src_elem == elem:
+        return own
+    lanes = low.config.vector_bits // bits(elem)
+    if len(shape) >= 2 and lanes > 1 and shape[-1] % lanes == 0 and shape[-2] % lanes == 0 \
+            and runs_down_columns(low, value, lanes):
+        return pack_transposed(low, em, value, elem, lanes, lambda e, v, src, n: e.emit(widen(v, src, elem, n)))
     buf = low.alloc_buffer(TensorType(elem, shape))
     vl = low.vector_length(shape, [value])
 
@@ -139,8 +150,8 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None):
     is_float = not isinstance(acc_elem, IntegerType)
     # Write C in place into C0's buffer when nothing else reads C0.
     c_buf = low.buffers.get(c0)
-    if c_buf is None or len(list(c0.uses)) != 1 or acc_elem != out_elem:
-        c_buf = pack(low, em, c0, acc_elem)
+    if c_buf is None or len(list(c0.uses)) != 1 or acc_elem != out_elem or c_buf in (a_buf, b_buf):
+        c_buf = pack(low, em, c0, acc_elem, reuse=False)  # written in place
     lanes = max(1, low.config.vector_bits // max(8, bits(acc_elem)))
     VL = min(lanes, N)
     NR = 2 if N >= 2 * VL else 1
