@@ -147,14 +147,18 @@ def to_shared_object(name: str, asm_text: str, h: Host) -> bytes:
         out = os.path.join(tmp, f"{name}.so")
         with open(src, "w") as f:
             f.write(asm_text)
-        cmd = [cc, "-shared", "-fPIC", "-o", out, src, f"-L{RUNTIME_DIR}", f"-Wl,-rpath,{RUNTIME_DIR}",
-               "-lTritonCPURuntime", "-lmvec", "-lm"]
+        # -nostdlib: a kernel needs none of the C runtime's start files, and libc, which
+        # every process has loaded, resolves the few libc calls it makes when the object
+        # is loaded; libgcc supplies the compiler's helper routines (half/bfloat16
+        # conversions without F16C, 128-bit division). Saves ~7 ms of the ~23 ms link.
+        cmd = [cc, "-nostdlib", "-shared", "-fPIC", "-o", out, src, f"-L{RUNTIME_DIR}", f"-Wl,-rpath,{RUNTIME_DIR}",
+               "-lTritonCPURuntime", "-lmvec", "-lm", "-lgcc"]
         if "Sleef_" in asm_text:
             from triton_cpu import sleef
             lib = sleef.library_path()
             if lib is None:
                 raise RuntimeError(f"kernel {name} calls SLEEF, which is {sleef.status()}")
-            cmd[-2:-2] = [lib, f"-Wl,-rpath,{os.path.dirname(lib)}"]
+            cmd[-3:-3] = [lib, f"-Wl,-rpath,{os.path.dirname(lib)}"]
         if "\t.loc\t" in asm_text:
             # Line tables (codegen/debug_info.py): LLVM writes `.file N "dir" "name"`, which
             # GNU as reads only in its DWARF 5 mode.
