@@ -1,7 +1,8 @@
 """The compiler's middle and back end, as the backend's stages call them.
 
 ttir_to_ttcir: TTIR text -> TritonCPU IR (xDSL module), through the passes of
-    `ttcir_passes` in order (insert-bounds-checks only in the bounds-checked mode);
+    `ttcir_passes` in order (insert-bounds-checks only in the bounds-checked mode,
+    prefetch-next-program unless the `prefetch` option is off);
 ttcir_to_llir: TritonCPU IR -> LLVM IR text, optimized with LLVM O3 for the host.
 """
 from xdsl.passes import PassPipeline
@@ -11,14 +12,16 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from triton_cpu import llvm
 from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
 from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
+from triton_cpu.transforms.prefetch_next_program import PrefetchNextProgram
 from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
 from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
 
 
-def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = False):
+def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = False, prefetch: bool = True):
     return [
         UniformLoopIncrements(),
         TransposeColumnTiles(),
+        *([PrefetchNextProgram()] if prefetch else []),
         ConvertTritonToTCPU(vector_bits=vector_bits, bf16_dot=bf16_dot),
         *([InsertBoundsChecks()] if bounds_check else []),
         CommonSubexpressionElimination(),
@@ -51,7 +54,8 @@ def ttir_to_ttcir(ttir_text: str, options, host):
     name = kernel_name(module)
     ctx = make_context()
     bits = vector_bits(options, host)
-    passes = ttcir_passes(bits, getattr(options, "bounds_check", False), bf16_dot(bits, host))
+    passes = ttcir_passes(bits, getattr(options, "bounds_check", False), bf16_dot(bits, host),
+                          getattr(options, "prefetch", True))
     PassPipeline(tuple(passes)).apply(ctx, module)
     return module, name
 

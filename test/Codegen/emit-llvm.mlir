@@ -3,6 +3,8 @@
 // The kernel ABI: its arguments, then program id x, y, z and grid x, y, z;
 // plus the `_launch` entry the generic launcher calls with an argument array.
 // CHECK-LABEL: define external void @"k"(ptr %{{.*}}, ptr %{{.*}}, i32 %{{.*}}, i32 %"pid_x", i32 %"pid_y", i32 %"pid_z", i32 %"grid_x", i32 %"grid_y", i32 %"grid_z")
+// A prefetch hint: read, high locality, data cache.
+// CHECK: call void @"llvm.prefetch.p0"(ptr %{{.*}}, i32 0, i32 3, i32 1)
 // Masked contiguous accesses are LLVM masked loads/stores on native-width vectors.
 // CHECK: call <16 x float> @"llvm.masked.load.v16f32.p0"
 // Integer division by zero must not trap: the divisor is made safe first.
@@ -26,6 +28,7 @@ func.func public @k(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>, %n: i32) {
     %nn = vector.broadcast %n : i32 to vector<16xi32>
     %m = arith.cmpi slt, %offs, %nn : vector<16xi32>
     %p = "tcpu.addptr"(%x, %jj) : (!tt.ptr<f32>, i32) -> !tt.ptr<f32>
+    "tcpu.prefetch"(%p) : (!tt.ptr<f32>) -> ()
     %v = "tcpu.vload"(%p, %m) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 0>}> : (!tt.ptr<f32>, vector<16xi1>) -> vector<16xf32>
     %q = arith.divsi %offs, %nn : vector<16xi32>
     %qf = arith.sitofp %q : vector<16xi32> to vector<16xf32>

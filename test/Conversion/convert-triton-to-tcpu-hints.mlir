@@ -20,3 +20,30 @@ tt.func public @hints(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32) {
   ttg.barrier local | global_read
   tt.return
 }
+
+// tcpu.prefetch of a tile (from prefetch-next-program) becomes one scalar prefetch per
+// 64-byte line: 16 fp32 elements, so 4 per 64-element row, for each of the 2 rows.
+// CHECK-LABEL: func.func public @prefetch_tile
+// CHECK: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[TWO]] step %{{.*}} {
+// CHECK: %[[LINE:.*]] = arith.constant 16 : index
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[LINE]] {
+// CHECK: %[[P:.*]] = "tcpu.addptr"(%x, %{{.*}}) : (!tt.ptr<f32>, i32) -> !tt.ptr<f32>
+// CHECK-NEXT: "tcpu.prefetch"(%[[P]]) : (!tt.ptr<f32>) -> ()
+// CHECK-NOT: tcpu.prefetch
+// CHECK: func.return
+tt.func public @prefetch_tile(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %rows = tt.make_range {end = 2 : i32, start = 0 : i32} : tensor<2xi32>
+  %c64 = arith.constant dense<64> : tensor<2x1xi32>
+  %re = tt.expand_dims %rows {axis = 1 : i32} : tensor<2xi32> -> tensor<2x1xi32>
+  %ro = arith.muli %re, %c64 : tensor<2x1xi32>
+  %rb = tt.broadcast %ro : tensor<2x1xi32> -> tensor<2x64xi32>
+  %ce = tt.expand_dims %r {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %cb = tt.broadcast %ce : tensor<1x64xi32> -> tensor<2x64xi32>
+  %o = arith.addi %rb, %cb : tensor<2x64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<2x64x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %o : tensor<2x64x!tt.ptr<f32>>, tensor<2x64xi32>
+  "tcpu.prefetch"(%p) : (tensor<2x64x!tt.ptr<f32>>) -> ()
+  tt.return
+}

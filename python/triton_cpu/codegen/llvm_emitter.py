@@ -1309,6 +1309,11 @@ class FunctionEmitter:
         raw = self._masked(op.mask, lambda: b.load(ptr, typ=mem_t, align=align), other)
         return self._load_value(raw, vt)
 
+    def op_tcpu_prefetch(self, op):
+        # llvm.prefetch(address, read, high temporal locality, data cache)
+        cg.call_intrinsic(self.builder, "llvm.prefetch", [self.v(op.ptr).type], cg.VOID,
+                          [self.v(op.ptr), cg.const(cg.I32, 0), cg.const(cg.I32, 3), cg.const(cg.I32, 1)])
+
     def op_tcpu_store(self, op):
         b = self.builder
         vt = op.value.type

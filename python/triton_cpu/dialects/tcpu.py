@@ -360,6 +360,20 @@ class AtomicPollOp(IRDLOperation):
 
 
 @irdl_op_definition
+class PrefetchOp(IRDLOperation):
+    """A hint that the memory at `ptr` will be read soon: one prefetch of its cache line
+    (never faults, changes no value). Before convert-triton-to-tcpu `ptr` may be a tensor
+    of pointers (prefetch-next-program), lowered to one prefetch per 64-byte line."""
+    name = "tcpu.prefetch"
+    ptr = operand_def()
+    # No effect trait: an op that only reads is dead when unused (DCE would drop it), and
+    # one that writes would order the loads around it (convert-triton-to-tcpu's fusion).
+
+    def __init__(self, ptr: SSAValue):
+        super().__init__(operands=[ptr])
+
+
+@irdl_op_definition
 class BoundsCheckOp(IRDLOperation):
     """Bounds-checked mode: the lanes of one access to user memory that are active (`mask`,
     all when absent) and inside the storage of one of the kernel arguments `args` the
@@ -394,6 +408,6 @@ TCPU = Dialect(
     "tcpu",
     [ProgramIdOp, NumProgramsOp, IotaOp, AddPtrOp, IsContiguousOp, PtrToIntOp, IntToPtrOp, BitcastOp, FpToFpOp,
      MulhiUIOp, DotBF16PairsOp, ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp, PrintOp,
-     AssertOp, AtomicRMWOp, AtomicCASOp, ClockOp, AtomicPollOp, BoundsCheckOp],
+     AssertOp, AtomicRMWOp, AtomicCASOp, ClockOp, AtomicPollOp, PrefetchOp, BoundsCheckOp],
     [],
 )

@@ -85,6 +85,9 @@ class CPUOptions:
     # Vector math library: "sleef", "libmvec" or "scalar" (libm per lane); default: the
     # TRITON_CPU_MATH_LIB environment variable, else SLEEF when it was found at install time.
     math_lib: str = ""
+    # Prefetch the tile a load reads in the next program / iteration (prefetch-next-program);
+    # default: on unless TRITON_CPU_PREFETCH=0.
+    prefetch: bool = True
 
     def __post_init__(self):
         object.__setattr__(self, "extern_libs", tuple(dict(self.extern_libs or {}).items()))
@@ -124,6 +127,8 @@ class CPUBackend(BaseBackend):
             args["line_info"] = not knobs.compilation.disable_line_info
         if "bounds_check" not in args:
             args["bounds_check"] = os.environ.get("TRITON_CPU_BOUNDS_CHECK", "0").lower() in ("1", "true", "on", "yes")
+        if "prefetch" not in args:
+            args["prefetch"] = os.environ.get("TRITON_CPU_PREFETCH", "1").lower() not in ("0", "false", "off", "no")
         from triton_cpu import sleef
         args["math_lib"] = sleef.resolve(args.get("math_lib"))
         if "supported_fp8_dtypes" in args:

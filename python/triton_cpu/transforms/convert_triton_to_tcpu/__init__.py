@@ -13,7 +13,7 @@ Where each construct lives:
   calls.py         noinline calls returning tensors (inlined first)
   atomics.py       tt.atomic_rmw, tt.atomic_cas, tt.atomic_poll
   debug_ops.py     tt.print, tt.assert
-  hints.py         ttg.barrier (nothing to compute on a CPU)
+  hints.py         ttg.barrier (nothing to compute on a CPU), tcpu.prefetch on tiles
 
 This module walks each function in program order and calls the lowering registered
 for each op (`LOWERINGS`); scalar `tt` ops become their `tcpu` counterparts and
@@ -54,6 +54,7 @@ LOWERINGS = {
     "tt.print": debug_ops.lower_print,
     "tt.assert": debug_ops.lower_assert,
     "ttg.barrier": hints.drop,
+    "tcpu.prefetch": hints.lower_prefetch,
     "scf.for": control_flow.lower_for,
     "scf.while": control_flow.lower_while,
     "scf.if": control_flow.lower_if,

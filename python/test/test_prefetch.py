@@ -1,0 +1,116 @@
+"""prefetch-next-program end to end: row-wise kernels get prefetches of the next program's
+(or next iteration's) row, results stay those of torch, and a prefetch past the end of
+the memory a kernel may touch does not fault."""
+import ctypes
+import mmap
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_softmax(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * stride + cols, e / tl.sum(e, axis=0), mask=cols < n_cols)
+
+
+@triton.jit
+def persistent_row_sum(x_ptr, y_ptr, stride, n_rows, n_cols, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+        s = tl.sum(x, axis=0)
+        tl.store(y_ptr + row * stride + cols, x - s / n_cols, mask=cols < n_cols)
+
+
+@triton.jit
+def one_program_rows(x_ptr, y_ptr, stride, n_rows, BLOCK: tl.constexpr):
+    # One program over every row: the last iteration prefetches the row after the last.
+    cols = tl.arange(0, BLOCK)
+    for row in range(n_rows):
+        x = tl.load(x_ptr + row * stride + cols)
+        tl.store(y_ptr + row * stride + cols, x - tl.max(x, axis=0))
+
+
+@triton.jit
+def rows_on_axis1(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    # Grid (2, rows): two column halves per row, the row on axis 1.
+    row = tl.program_id(1)
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+    tl.store(y_ptr + row * stride + cols, x * tl.max(x, axis=0), mask=cols < n_cols)
+
+
+@triton.jit
+def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + tl.load(y_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def prefetches(k) -> int:
+    return k.asm["llir"].count("call void @llvm.prefetch") + k.asm["llir"].count('call void @"llvm.prefetch')
+
+
+@pytest.mark.parametrize("prefetch", [True, False])
+def test_row_kernel_prefetches_next_row(prefetch):
+    x = torch.randn(37, 300)
+    y = torch.empty_like(x)
+    k = row_softmax[(37,)](x, y, x.stride(0), 300, BLOCK=512, prefetch=prefetch)
+    torch.testing.assert_close(y, torch.softmax(x, dim=1))
+    assert (prefetches(k) > 0) == prefetch
+
+
+@pytest.mark.parametrize("programs", [1, 3, 16, 40])
+def test_persistent_loop_prefetches_next_iteration(programs):
+    # Rows not a multiple of the programs: the last iteration prefetches the next
+    # program's first row, or past the end for the last program.
+    x = torch.randn(37, 200)
+    y = torch.empty_like(x)
+    k = persistent_row_sum[(programs,)](x, y, x.stride(0), 37, 200, BLOCK=256)
+    torch.testing.assert_close(y, x - x.sum(dim=1, keepdim=True) / 200)
+    assert prefetches(k) > 0
+
+
+def test_rows_on_second_axis():
+    x = torch.randn(9, 100)
+    y = torch.empty_like(x)
+    k = rows_on_axis1[(2, 9)](x, y, x.stride(0), 100, BLOCK=64)
+    ref = torch.cat([x[:, :64] * x[:, :64].amax(dim=1, keepdim=True), x[:, 64:] * x[:, 64:].amax(dim=1, keepdim=True)],
+                    dim=1)
+    torch.testing.assert_close(y, ref)
+    assert prefetches(k) > 0
+
+
+def test_elementwise_kernel_has_no_prefetch():
+    # A contiguous stream: the hardware prefetcher follows it (measured slower with one).
+    x, y = torch.randn(5000), torch.randn(5000)
+    out = torch.empty_like(x)
+    k = add[(5,)](x, y, out, 5000, BLOCK=1024)
+    torch.testing.assert_close(out, x + y)
+    assert prefetches(k) == 0
+
+
+def test_prefetch_past_the_end_of_mapped_memory():
+    # The matrix ends at a page followed by an inaccessible page: the last iteration's
+    # prefetch of the "next row" points into it, and must not fault.
+    page = mmap.PAGESIZE
+    rows, cols = 8, page // 4 // 8  # the matrix fills exactly one page
+    buf = mmap.mmap(-1, 2 * page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.mprotect(ctypes.c_void_p(addr + page), page, 0) == 0, ctypes.get_errno()
+    try:
+        x = torch.frombuffer(memoryview(buf)[:page], dtype=torch.float32).view(rows, cols)
+        x.copy_(torch.randn(rows, cols))
+        y = torch.empty_like(x)
+        k = one_program_rows[(1,)](x, y, cols, rows, BLOCK=cols)
+        assert prefetches(k) > 0
+        torch.testing.assert_close(y, x - x.amax(dim=1, keepdim=True))
+        del x
+    finally:
+        libc.mprotect(ctypes.c_void_p(addr + page), page, mmap.PROT_READ | mmap.PROT_WRITE)

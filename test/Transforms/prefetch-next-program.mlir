@@ -1,0 +1,135 @@
+// RUN: triton-cpu-opt %s -p prefetch-next-program | FileCheck %s
+
+// A row per program: after the first reduction over the loaded row, the same address
+// computation runs again with the next program's ids (axis 0 first, wrapping into 1 and 2)
+// and feeds tcpu.prefetch. The weight load does not depend on the program id: no prefetch.
+// CHECK-LABEL: tt.func public @row_per_program
+// CHECK: %[[X:.*]] = tt.load %[[P:[a-z0-9_]+]]
+// CHECK: %[[W:.*]] = tt.load
+// CHECK: "tt.reduce"(%[[X]])
+// CHECK: tt.reduce.return
+// CHECK-NEXT: })
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[PX:.*]] = tt.get_program_id x
+// CHECK-NEXT: %[[BX:.*]] = arith.addi %[[PX]], %[[ONE]]
+// CHECK-NEXT: %[[GX:.*]] = tt.get_num_programs x
+// CHECK-NEXT: %[[WX:.*]] = arith.cmpi sge, %[[BX]], %[[GX]]
+// CHECK-NEXT: %[[NX:.*]] = arith.select %[[WX]], %[[ZERO]], %[[BX]]
+// CHECK: %[[OFF:.*]] = arith.muli %[[NX]], %stride
+// CHECK-NEXT: %[[BASE:.*]] = tt.addptr %x, %[[OFF]]
+// CHECK-NEXT: %[[SPLAT:.*]] = tt.splat %[[BASE]]
+// CHECK-NEXT: %[[NP:.*]] = tt.addptr %[[SPLAT]], %r
+// CHECK-NEXT: "tcpu.prefetch"(%[[NP]]) : (tensor<256x!tt.ptr<f32>>) -> ()
+// CHECK-NOT: tcpu.prefetch
+// CHECK: tt.return
+tt.func public @row_per_program(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %w: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %stride: i32) {
+  %pid = tt.get_program_id x : i32
+  %row = arith.muli %pid, %stride : i32
+  %base = tt.addptr %x, %row : !tt.ptr<f32>, i32
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %bs = tt.splat %base : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %p = tt.addptr %bs, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  %v = tt.load %p : tensor<256x!tt.ptr<f32>>
+  %ws = tt.splat %w : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %wp = tt.addptr %ws, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  %wv = tt.load %wp : tensor<256x!tt.ptr<f32>>
+  %s = "tt.reduce"(%v) <{axis = 0 : i32}> ({
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    tt.reduce.return %c : f32
+  }) : (tensor<256xf32>) -> f32
+  %ss = tt.splat %s : f32 -> tensor<256xf32>
+  %d = arith.subf %v, %ss : tensor<256xf32>
+  %o = arith.mulf %d, %wv : tensor<256xf32>
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %yp = tt.addptr %ys, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  tt.store %yp, %o : tensor<256x!tt.ptr<f32>>
+  tt.return
+}
+
+// A persistent loop over rows starting at the program id: the next iteration's row, or at
+// the last iteration the next program's first row (its lower bound, recomputed).
+// CHECK-LABEL: tt.func public @persistent_rows
+// CHECK: scf.for %row = %pid to %n step %step
+// CHECK: "tt.reduce"
+// CHECK: %[[NEXT:.*]] = arith.addi %row, %step
+// CHECK-NEXT: %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %n
+// CHECK: %[[NPX:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK: %[[ROW:.*]] = arith.select %[[MORE]], %[[NEXT]], %[[NPX]] : i32
+// CHECK-NEXT: %[[OFF:.*]] = arith.muli %[[ROW]], %stride
+// CHECK: "tcpu.prefetch"
+// CHECK: tt.store
+tt.func public @persistent_rows(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %stride: i32, %n: i32) {
+  %pid = tt.get_program_id x : i32
+  %step = tt.get_num_programs x : i32
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  scf.for %row = %pid to %n step %step : i32 {
+    %off = arith.muli %row, %stride : i32
+    %base = tt.addptr %x, %off : !tt.ptr<f32>, i32
+    %bs = tt.splat %base : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+    %p = tt.addptr %bs, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+    %v = tt.load %p : tensor<256x!tt.ptr<f32>>
+    %m = "tt.reduce"(%v) <{axis = 0 : i32}> ({
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.maxnumf %a, %b : f32
+      tt.reduce.return %c : f32
+    }) : (tensor<256xf32>) -> f32
+    %ms = tt.splat %m : f32 -> tensor<256xf32>
+    %d = arith.subf %v, %ms : tensor<256xf32>
+    %ybase = tt.addptr %y, %off : !tt.ptr<f32>, i32
+    %ys = tt.splat %ybase : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+    %yp = tt.addptr %ys, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+    tt.store %yp, %d : tensor<256x!tt.ptr<f32>>
+  }
+  tt.return
+}
+
+// Left alone: an elementwise kernel (no reduction reads the load: the hardware prefetcher
+// follows its contiguous stream), an address read from memory, and a loop-carried pointer.
+// CHECK-LABEL: tt.func public @left_alone
+// CHECK-NOT: tcpu.prefetch
+// CHECK: tt.return
+tt.func public @left_alone(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %idx: !tt.ptr<i32>, %y: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32) {
+  %pid = tt.get_program_id x : i32
+  %c256 = arith.constant 256 : i32
+  %start = arith.muli %pid, %c256 : i32
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %ss = tt.splat %start : i32 -> tensor<256xi32>
+  %offs = arith.addi %ss, %r : tensor<256xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %offs : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  %v = tt.load %p : tensor<256x!tt.ptr<f32>>
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %yp = tt.addptr %ys, %offs : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  tt.store %yp, %v : tensor<256x!tt.ptr<f32>>
+  %ip = tt.addptr %idx, %pid : !tt.ptr<i32>, i32
+  %row = tt.load %ip : !tt.ptr<i32>
+  %rb = tt.addptr %x, %row : !tt.ptr<f32>, i32
+  %rs = tt.splat %rb : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %rp = tt.addptr %rs, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  %g = tt.load %rp : tensor<256x!tt.ptr<f32>>
+  %gs = "tt.reduce"(%g) <{axis = 0 : i32}> ({
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    tt.reduce.return %c : f32
+  }) : (tensor<256xf32>) -> f32
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant 0.0 : f32
+  %res:2 = scf.for %i = %c0 to %n step %c1 iter_args(%q = %p, %acc = %zero) -> (tensor<256x!tt.ptr<f32>>, f32) : i32 {
+    %lv = tt.load %q : tensor<256x!tt.ptr<f32>>
+    %ls = "tt.reduce"(%lv) <{axis = 0 : i32}> ({
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.addf %a, %b : f32
+      tt.reduce.return %c : f32
+    }) : (tensor<256xf32>) -> f32
+    %acc2 = arith.addf %acc, %ls : f32
+    %q2 = tt.addptr %q, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+    scf.yield %q2, %acc2 : tensor<256x!tt.ptr<f32>>, f32
+  }
+  %t = arith.addf %gs, %res#1 : f32
+  %tp = tt.addptr %y, %pid : !tt.ptr<f32>, i32
+  tt.store %tp, %t : !tt.ptr<f32>
+  tt.return
+}
