@@ -86,7 +86,8 @@ tt.func public @persistent_rows(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %
 }
 
 // Left alone: an elementwise kernel (no reduction reads the load: the hardware prefetcher
-// follows its contiguous stream), an address read from memory, and a loop-carried pointer.
+// follows its contiguous stream), an address read from memory, a loop-carried pointer, and
+// a loop reading the same tile in every iteration.
 // CHECK-LABEL: tt.func public @left_alone
 // CHECK-NOT: tcpu.prefetch
 // CHECK: tt.return
@@ -131,5 +132,22 @@ tt.func public @left_alone(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %idx: 
   %t = arith.addf %gs, %res#1 : f32
   %tp = tt.addptr %y, %pid : !tt.ptr<f32>, i32
   tt.store %tp, %t : !tt.ptr<f32>
+  %q = tt.addptr %rp, %ss : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  scf.for %j = %c0 to %n step %c1 : i32 {
+    %qv = tt.load %q : tensor<256x!tt.ptr<f32>>
+    %qs = "tt.reduce"(%qv) <{axis = 0 : i32}> ({
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.addf %a, %b : f32
+      tt.reduce.return %c : f32
+    }) : (tensor<256xf32>) -> f32
+    tt.store %tp, %qs : !tt.ptr<f32>
+    %iv = tt.load %p : tensor<256x!tt.ptr<f32>>
+    %is = "tt.reduce"(%iv) <{axis = 0 : i32}> ({
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.addf %a, %b : f32
+      tt.reduce.return %c : f32
+    }) : (tensor<256xf32>) -> f32
+    tt.store %tp, %is : !tt.ptr<f32>
+  }
   tt.return
 }

@@ -198,11 +198,15 @@ def _prefetch(load: Operation, block: Block, axis, loop: Operation | None):
         iv = loop.regions[0].blocks[0].args[0]
         lb, ub, step = loop.operands[:3]
         ops = _Slice(iv).of(load.ptr)
-        if ops is not None and not any(iv in op.operands for op in ops):
-            return  # the same tile in every iteration
         lb_ops = _Slice().of(lb)
+        wrap = ops is not None and lb_ops is not None and any(op.name == "tt.get_program_id" for op in ops + lb_ops)
+        if ops is None:
+            # Only the next iteration: values outside the loop are the same there.
+            ops = _Slice(iv, invariant_outside=loop).of(load.ptr)
+        if not ops or not any(iv in op.operands for op in ops):
+            return  # not recomputable, or the same tile in every iteration
         nxt = insert(arith.AddiOp(iv, step))
-        if ops is not None and lb_ops is not None and any(op.name == "tt.get_program_id" for op in ops + lb_ops):
+        if wrap:
             # The last iteration prefetches the next program's first one: the same slice
             # with that program's ids and its loop's lower bound (itself recomputed).
             more = insert(arith.CmpiOp(nxt, ub, "slt"))
@@ -213,10 +217,6 @@ def _prefetch(load: Operation, block: Block, axis, loop: Operation | None):
             _clone(lb_ops, lb_map, insert)
             nxt = insert(arith.SelectOp(more, nxt, lb_map.get(lb, lb)))
         else:
-            # Only the next iteration: values outside the loop are the same there.
-            ops = _Slice(iv, invariant_outside=loop).of(load.ptr)
-            if not ops:
-                return
             for a in range(3):
                 mapping["pid", a] = insert(tt.GetProgramIdOp(a))
         mapping[iv] = nxt
