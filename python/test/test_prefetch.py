@@ -53,7 +53,7 @@ def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def prefetches(k) -> int:
-    return k.asm["llir"].count("call void @llvm.prefetch") + k.asm["llir"].count('call void @"llvm.prefetch')
+    return k.asm["llir"].count("call void @llvm.prefetch")
 
 
 @pytest.mark.parametrize("prefetch", [True, False])
@@ -114,3 +114,14 @@ def test_prefetch_past_the_end_of_mapped_memory():
         del x
     finally:
         libc.mprotect(ctypes.c_void_p(addr + page), page, mmap.PROT_READ | mmap.PROT_WRITE)
+
+
+@pytest.mark.parametrize("value, expected", [("0", False), ("off", False), ("1", True), ("", True)])
+def test_prefetch_environment_variable(monkeypatch, value, expected):
+    # Read when a kernel is compiled: a fresh JITFunction has no compiled kernel in memory.
+    monkeypatch.setenv("TRITON_CPU_PREFETCH", value)
+    x = torch.randn(5, 64)
+    y = torch.empty_like(x)
+    k = triton.jit(row_softmax.fn)[(5,)](x, y, x.stride(0), 64, BLOCK=64)
+    torch.testing.assert_close(y, torch.softmax(x, dim=1))
+    assert (prefetches(k) > 0) == expected

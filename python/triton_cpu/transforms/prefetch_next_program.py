@@ -40,12 +40,12 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i32
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from triton_cpu.analysis.axis_info import AxisInfoAnalysis, pointee_bytes, shape_of
+from triton_cpu.analysis.axis_info import AxisInfoAnalysis
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
+from triton_cpu.transforms.convert_triton_to_tcpu.hints import line_step
 from triton_cpu.transforms.convert_triton_to_tcpu.util import is_volatile
 
-LINE_BYTES = 64
 # Ops an address slice may hold: pure, no memory, cheap to evaluate again.
 _RECOMPUTABLE_TT = {"tt.splat", "tt.broadcast", "tt.make_range", "tt.expand_dims", "tt.addptr",
                     "tt.get_program_id", "tt.get_num_programs", "tt.int_to_ptr", "tt.ptr_to_int"}
@@ -106,8 +106,8 @@ class _Slice:
         return None if d is None else ops
 
 
-def _first_reduction_of(block: Block, load: Operation) -> Operation | None:
-    """The first tt.reduce / tt.scan of `block` after `load` that reads the loaded tile
+def _first_reduction_of(load: Operation) -> Operation | None:
+    """The first tt.reduce / tt.scan after `load` in its block that reads the loaded tile
     (through elementwise ops and the like); None when a tt.dot reads it first."""
     tainted = set(load.results)
     op = load.next_op
@@ -122,26 +122,28 @@ def _first_reduction_of(block: Block, load: Operation) -> Operation | None:
     return None
 
 
-def _next_program_ids(insert):
-    """Program ids of the program that runs after this one on the same thread: axis 0
-    first, wrapping into axis 1 and 2 (launcher.c's run_programs)."""
+def _program_ids(insert):
+    """This program's ids and those of the program that runs after it on the same thread:
+    axis 0 first, wrapping into axis 1 and 2 (launcher.c's run_programs)."""
     one = insert(arith.ConstantOp(IntegerAttr(1, i32)))
     zero = insert(arith.ConstantOp(IntegerAttr(0, i32)))
-    carry, out = one, []
+    carry, this, nxt = one, [], []
     for a in range(3):
-        bumped = insert(arith.AddiOp(insert(tt.GetProgramIdOp(a)), carry))
+        this.append(insert(tt.GetProgramIdOp(a)))
+        bumped = insert(arith.AddiOp(this[a], carry))
         wraps = insert(arith.CmpiOp(bumped, insert(tt.GetNumProgramsOp(a)), "sge"))
-        out.append(insert(arith.SelectOp(wraps, zero, bumped)))
+        nxt.append(insert(arith.SelectOp(wraps, zero, bumped)))
         carry = insert(arith.ExtUIOp(wraps, i32))
-    return out
+    return this, nxt
 
 
 def _clone(ops, mapping, insert):
     """Clones `ops` (a slice) with the values of `mapping` in place of theirs; a program id
-    maps to mapping["pid", axis]."""
+    maps to mapping["pid", axis] when present, else stays."""
     for op in ops:
         if op.name == "tt.get_program_id":
-            mapping[op.results[0]] = mapping["pid", op.properties["axis"].value.data]
+            pid = op.results[0]
+            mapping[pid] = mapping.get(("pid", op.properties["axis"].value.data), pid)
             continue
         new = op.clone(value_mapper=mapping)
         insert(new)
@@ -171,28 +173,25 @@ def _worth_it(load: Operation, axis) -> bool:
     ptr = load.ptr
     if not isinstance(ptr.type, TensorType) or is_volatile(load):
         return False
-    shape = shape_of(ptr)
-    line = max(1, LINE_BYTES // pointee_bytes(ptr.type.get_element_type()))
-    step = min(line, shape[-1])
-    return axis.get(ptr).contiguity[-1] >= step
+    return axis.get(ptr).contiguity[-1] >= line_step(ptr)
 
 
 def _prefetch(load: Operation, block: Block, axis, loop: Operation | None):
-    anchor = _first_reduction_of(block, load)
+    anchor = _first_reduction_of(load)
     if anchor is None or not _worth_it(load, axis):
         return
     new_ops = []
 
     def insert(op):
         new_ops.append(op)
-        return op.results[0] if len(op.results) == 1 else op
+        return op.results[0] if op.results else None
 
     mapping = {}
     if loop is None:
         ops = _Slice().of(load.ptr)
         if not ops:
             return
-        for a, pid in enumerate(_next_program_ids(insert)):
+        for a, pid in enumerate(_program_ids(insert)[1]):
             mapping["pid", a] = pid
     else:
         iv = loop.regions[0].blocks[0].args[0]
@@ -210,15 +209,12 @@ def _prefetch(load: Operation, block: Block, axis, loop: Operation | None):
             # The last iteration prefetches the next program's first one: the same slice
             # with that program's ids and its loop's lower bound (itself recomputed).
             more = insert(arith.CmpiOp(nxt, ub, "slt"))
-            npid = _next_program_ids(insert)
+            this, npid = _program_ids(insert)
             for a in range(3):
-                mapping["pid", a] = insert(arith.SelectOp(more, insert(tt.GetProgramIdOp(a)), npid[a]))
+                mapping["pid", a] = insert(arith.SelectOp(more, this[a], npid[a]))
             lb_map = {("pid", a): npid[a] for a in range(3)}
             _clone(lb_ops, lb_map, insert)
             nxt = insert(arith.SelectOp(more, nxt, lb_map.get(lb, lb)))
-        else:
-            for a in range(3):
-                mapping["pid", a] = insert(tt.GetProgramIdOp(a))
         mapping[iv] = nxt
     _clone(ops, mapping, insert)
     new_ops.append(tcpu.PrefetchOp(mapping[load.ptr]))

@@ -99,6 +99,17 @@ class CPUOptions:
         return hashlib.sha256(key.encode()).hexdigest()
 
 
+def _env_flag(name: str, default: bool) -> bool:
+    """An on/off environment variable (1/true/on/yes, 0/false/off/no); anything else,
+    or unset, is `default`."""
+    value = os.environ.get(name, "").strip().lower()
+    if value in ("1", "true", "on", "yes"):
+        return True
+    if value in ("0", "false", "off", "no"):
+        return False
+    return default
+
+
 class CPUBackend(BaseBackend):
     binary_ext = "so"
 
@@ -126,9 +137,9 @@ class CPUBackend(BaseBackend):
         if "line_info" not in args:
             args["line_info"] = not knobs.compilation.disable_line_info
         if "bounds_check" not in args:
-            args["bounds_check"] = os.environ.get("TRITON_CPU_BOUNDS_CHECK", "0").lower() in ("1", "true", "on", "yes")
+            args["bounds_check"] = _env_flag("TRITON_CPU_BOUNDS_CHECK", False)
         if "prefetch" not in args:
-            args["prefetch"] = os.environ.get("TRITON_CPU_PREFETCH", "1").lower() not in ("0", "false", "off", "no")
+            args["prefetch"] = _env_flag("TRITON_CPU_PREFETCH", True)
         from triton_cpu import sleef
         args["math_lib"] = sleef.resolve(args.get("math_lib"))
         if "supported_fp8_dtypes" in args:

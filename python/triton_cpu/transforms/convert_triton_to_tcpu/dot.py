@@ -33,19 +33,7 @@ from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 
 from .transposed_pack import pack_transposed, runs_down_columns
-from .util import bits, vec_type
-
-
-def widen(v: SSAValue, src, dst, width: int) -> Operation:
-    """Converts `v` (elements of type `src`) to `dst` for the dot's accumulation."""
-    rt = vec_type(dst, width)
-    if isinstance(dst, IntegerType):
-        return arith.ExtSIOp(v, rt) if bits(src) < bits(dst) else arith.TruncIOp(v, rt)
-    if isinstance(src, IntegerType):
-        return arith.SIToFPOp(v, rt)
-    if bits(src) < bits(dst):
-        return arith.ExtFOp(v, rt)
-    return arith.TruncFOp(v, rt)
+from .util import bits, vec_type, widen
 
 
 def pack(low, em, value: SSAValue, elem, reuse: bool = True) -> SSAValue:
@@ -61,7 +49,7 @@ def pack(low, em, value: SSAValue, elem, reuse: bool = True) -> SSAValue:
     lanes = low.config.vector_bits // bits(elem)
     if len(shape) >= 2 and lanes > 1 and shape[-1] % lanes == 0 and shape[-2] % lanes == 0 \
             and runs_down_columns(low, value, lanes):
-        return pack_transposed(low, em, value, elem, lanes, lambda e, v, src, n: e.emit(widen(v, src, elem, n)))
+        return pack_transposed(low, em, value, elem, lanes)
     buf = low.alloc_buffer(TensorType(elem, shape))
     vl = low.vector_length(shape, [value])
 

@@ -19,6 +19,12 @@ from .util import is_tensor
 LINE_BYTES = 64
 
 
+def line_step(ptr) -> int:
+    """Elements of a tile of pointers `ptr` along its last axis that one prefetch covers:
+    a cache line's worth, or the whole axis when shorter."""
+    return min(max(1, LINE_BYTES // pointee_bytes(element_type(ptr.type))), shape_of(ptr)[-1])
+
+
 def drop(low, op: Operation):
     op.detach()
     op.erase()
@@ -29,8 +35,7 @@ def lower_prefetch(low, op: Operation):
     if not is_tensor(ptr):
         return
     shape = shape_of(ptr)
-    line = max(1, LINE_BYTES // pointee_bytes(element_type(ptr.type)))
-    steps = [1] * (len(shape) - 1) + [min(line, shape[-1])]
+    steps = [1] * (len(shape) - 1) + [line_step(ptr)]
     low.nest_steps(low.emitter_before(op), shape, steps,
                    lambda em, idx: em.emit(tcpu.PrefetchOp(em.value(ptr, idx, 1))))
     drop(low, op)

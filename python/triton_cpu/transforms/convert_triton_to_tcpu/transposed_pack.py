@@ -22,7 +22,7 @@ from xdsl.ir import Operation, SSAValue
 from triton_cpu.analysis.axis_info import attr, element_type, shape_of
 
 from .core import is_elementwise
-from .util import attr_int, is_tensor
+from .util import attr_int, is_tensor, widen
 
 # How lanes along one dimension read a tensor's sources.
 _UNIFORM = 0   # no memory access varies along it (splats, ranges, constants)
@@ -114,10 +114,10 @@ def transpose(e, rows: list[SSAValue]) -> list[SSAValue]:
     return rows
 
 
-def pack_transposed(low, em, value: SSAValue, elem, lanes: int, convert) -> SSAValue:
-    """A row-major buffer of `value` converted to `elem` (`convert(emitter, v, src_elem,
-    lanes)`), read in `lanes` x `lanes` blocks down the columns. The caller checks that
-    both trailing dimensions are multiples of `lanes`."""
+def pack_transposed(low, em, value: SSAValue, elem, lanes: int) -> SSAValue:
+    """A row-major buffer of `value` converted to `elem` (util.widen), read in `lanes` x
+    `lanes` blocks down the columns. The caller checks that both trailing dimensions are
+    multiples of `lanes`."""
     shape = shape_of(value)
     rank = len(shape)
     src_elem = element_type(value.type)
@@ -128,7 +128,7 @@ def pack_transposed(low, em, value: SSAValue, elem, lanes: int, convert) -> SSAV
         columns = []
         for j in range(lanes):
             col = e.value(value, pre + (r0, e.idx_add(c0, j)), lanes, rank - 2)
-            columns.append(col if src_elem == elem else convert(e, col, src_elem, lanes))
+            columns.append(col if src_elem == elem else e.emit(widen(col, src_elem, elem, lanes)))
         for i, row in enumerate(transpose(e, columns)):
             e.store_buffer(row, buf, pre + (e.idx_add(r0, i), c0))
     low.nest_steps(em, shape, [1] * (rank - 2) + [lanes, lanes], body)

@@ -3,6 +3,7 @@ from xdsl.dialects.builtin import IndexType, IntegerType, TensorType, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import attr
+from triton_cpu.dialects.compat import arith
 
 INDEX = IndexType()
 
@@ -34,3 +35,15 @@ def bits(t) -> int:
 
 def vec_type(elem: Attribute, width: int) -> Attribute:
     return elem if width == 1 else VectorType(elem, [width])
+
+
+def widen(v: SSAValue, src, dst, width: int) -> Operation:
+    """Converts `v` (elements of type `src`) to `dst` for the dot's accumulation."""
+    rt = vec_type(dst, width)
+    if isinstance(dst, IntegerType):
+        return arith.ExtSIOp(v, rt) if bits(src) < bits(dst) else arith.TruncIOp(v, rt)
+    if isinstance(src, IntegerType):
+        return arith.SIToFPOp(v, rt)
+    if bits(src) < bits(dst):
+        return arith.ExtFOp(v, rt)
+    return arith.TruncFOp(v, rt)
