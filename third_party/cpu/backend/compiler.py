@@ -120,8 +120,11 @@ class CPUBackend(BaseBackend):
 
     def __init__(self, target: GPUTarget) -> None:
         super().__init__(target)
-        from triton_cpu import llvm
+        from triton_cpu import llvm, triton_key_memo
         self.host = llvm.host()
+        # Triton hashes its 500 MB libtriton.so for the first kernel of every process;
+        # remember that hash between processes (triton_key_memo).
+        triton_key_memo.install()
 
     def hash(self) -> str:
         import triton_cpu
