@@ -138,3 +138,35 @@ def test_vector_width_option(bits):
     out = torch.empty(n)
     add_kernel[(1,)](x, y, out, n, BLOCK=1024, vector_bits=bits)
     assert torch.equal(out, x + y)
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3.0, mask=offs < n)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_python_stages_pause_the_garbage_collector(monkeypatch, enabled):
+    """The Python stages run with the cyclic collector paused (their transient IR objects
+    are not promoted to the oldest generation) and leave it as they found it."""
+    import gc
+    from triton_cpu.backend.compiler import CPUBackend
+    seen = []
+    make_ttcir = CPUBackend.make_ttcir
+
+    def spy(*args):
+        seen.append(gc.isenabled())
+        return make_ttcir(*args)
+    monkeypatch.setattr(CPUBackend, "make_ttcir", staticmethod(spy))
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        x = torch.randn(48)
+        out = torch.empty(48)
+        scale_kernel[(1,)](x, out, 48, BLOCK=64 if enabled else 128)  # compiled by this test only
+        assert torch.equal(out, x * 3.0)
+        assert seen == [False] and gc.isenabled() == enabled
+    finally:
+        (gc.enable if was else gc.disable)()
