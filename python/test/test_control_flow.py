@@ -352,3 +352,34 @@ def test_disable_licm_reaches_llvm(no_licm):
     k = licm_kernel[(1,)](x, out, 10, NO_LICM=no_licm)
     assert out.item() == 45.0
     assert ("llvm.licm.disable" in k.asm["llir"]) == no_licm
+
+
+@triton.jit
+def _hoistable_load_kernel(a_ptr, b_ptr, out_ptr, trips, HAS_OTHER: tl.constexpr, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    c = tl.load(a_ptr + cols)
+    for _ in range(trips):  # Triton's LICM hoists the load: mask & (0 < trips)
+        if HAS_OTHER:
+            c = tl.load(b_ptr + cols, mask=cols < 4, other=2)
+        else:
+            c = tl.load(b_ptr + cols, mask=cols < 4)
+    tl.store(out_ptr + cols, c)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.float32, torch.bfloat16, torch.int8, torch.float64])
+@pytest.mark.parametrize("has_other", [True, False])
+@pytest.mark.parametrize("trips", [0, 2, 3])
+@pytest.mark.parametrize("vector_bits", [256, 512])
+def test_masked_load_hoisted_out_of_a_loop(dtype, has_other, trips, vector_bits):
+    """A loop-invariant masked load that Triton's LICM moves before the loop gets the guard
+    `& (0 < trips)` on its mask; the lanes outside the mask must be `other` (0 without it),
+    whatever the vector width (LLVM 22 read memory there on AVX2, see core._load)."""
+    block = 64
+    a = (torch.arange(block) + 100).to(dtype)
+    b = (torch.arange(block) + 1000 % 127).to(dtype)
+    out = torch.empty(block, dtype=dtype)
+    _hoistable_load_kernel[(1,)](a, b, out, trips, HAS_OTHER=has_other, BLOCK=block, vector_bits=vector_bits)
+    cols = torch.arange(block)
+    fill = torch.tensor(2 if has_other else 0, dtype=dtype)
+    ref = a if trips == 0 else torch.where(cols < 4, b, fill)
+    assert torch.equal(out, ref), (out.tolist(), ref.tolist())

@@ -101,6 +101,31 @@ CASES = {
         ref[:41], ref[64:105] = ref0[:41], ref1[:41]
         assert torch.equal(OUT, ref), (OUT.tolist(), ref.tolist())
     """,
+    # fuzz seed 60013: a masked load in a loop of pid & 3 iterations, hoisted out of the loop
+    # by Triton's LICM (mask & (0 < trips)): lanes past the mask read memory instead of
+    # `other` (LLVM 22 x86 codegen, see core.TileEmitter._load).
+    "hoisted_masked_load_in_loop": """
+        @triton.jit
+        def kernel(A, B, OUT):
+            pid = tl.program_id(0)
+            cols = tl.arange(0, 32)
+            c = tl.load(A + pid * 32 + cols)
+            for i in range(pid & 3):
+                c = tl.load(B + pid * 32 + cols, mask=cols < 4, other=2)
+            tl.store(OUT + pid * 32 + cols, c, mask=cols < 25)
+
+        A = torch.arange(128, dtype=torch.int32)
+        B = torch.arange(128, dtype=torch.int32) + 1000
+        OUT = torch.full((128,), -1, dtype=torch.int32)
+        kernel[(4,)](A, B, OUT)
+        cols = torch.arange(32)
+        ref = torch.full((128,), -1, dtype=torch.int32)
+        for pid in range(4):
+            row = A[pid * 32:(pid + 1) * 32] if pid & 3 == 0 else \
+                torch.where(cols < 4, B[pid * 32:(pid + 1) * 32], torch.tensor(2, dtype=torch.int32))
+            ref[pid * 32:pid * 32 + 25] = row[:25]
+        assert torch.equal(OUT, ref), (OUT.tolist(), ref.tolist())
+    """,
 }
 
 

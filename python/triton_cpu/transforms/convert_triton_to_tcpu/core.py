@@ -38,8 +38,8 @@ from math import gcd
 
 from xdsl.dialects import math, memref, scf, vector
 from xdsl.dialects.builtin import (
-    DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, IntegerType, MemRefType, StringAttr, UnitAttr,
-    VectorType, i64,
+    BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr, Float16Type, Float32Type, Float64Type, FloatAttr,
+    IntegerAttr, IntegerType, MemRefType, StringAttr, UnitAttr, VectorType, i64,
 )
 from xdsl.dialects.builtin import UnknownLoc
 from xdsl.ir import Block, Operation, SSAValue
@@ -278,8 +278,32 @@ class TileEmitter:
         return self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(VectorType(elem, [width]), [first])))
 
     def _load(self, op, idx, width, lane):
-        ptr, mask, other = op.ptr, op.mask, op.other
+        guard = _scalar_guard(op.mask) if width > 1 and op.mask is not None else None
         elem = element_type(op.results[0].type)
+        if guard is None or not isinstance(elem, _GUARDED_ELEMS):
+            return self._load_masked(op, op.mask, idx, width, lane)
+        # mask = splat(c) & rest, as Triton's LICM writes a load it hoists out of a loop
+        # (c: the loop runs at least once): branch on c and load under `rest` alone.
+        # Besides skipping the memory when c is false, this keeps LLVM 22's x86 code
+        # generator from a miscompile: a masked load wider than a register whose mask is
+        # and(splat(c), constant) with an all-false register half, selected on c, read
+        # the unmasked memory in that half (a fuzzer kernel, test_masks.py).
+        cond, rest = guard
+        vt = VectorType(elem, [width])
+
+        def masked_off(e):
+            if op.other is not None:
+                return [e.value(op.other, idx, width, lane)]
+            zero = 0 if isinstance(elem, IntegerType) else 0.0  # a masked-off lane without `other`
+            return [e.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vt, [zero])))]
+        return self.if_else(cond, [vt], lambda e: [e._load_masked(op, rest, idx, width, lane)], masked_off)[0]
+
+    def _load_masked(self, op, mask, idx, width, lane):
+        """The `width` lanes of load `op` under `mask` (op.mask, or what remains of it once a
+        scalar guard is taken off; None: every lane)."""
+        ptr, other = op.ptr, op.other
+        elem = element_type(op.results[0].type)
+        shared = op if mask is op.mask else None  # a strided family shares op's own mask
         m = self.value(mask, idx, width, lane) if mask is not None else None
         o = self.value(other, idx, width, lane) if other is not None else None
         if width == 1:
@@ -301,7 +325,8 @@ class TileEmitter:
                                     lambda e, ptrs: [e.emit(tcpu.GatherOp(ptrs, vt, m, o))])[0]
         stride, proven = strided_loads.lane_stride(self.low, ptr, width, lane)
         if stride and proven:
-            return strided_loads.window_load(self, op, self.value(ptr, idx, 1), width, stride, m, o, idx, lane)
+            return strided_loads.window_load(self, shared, self.value(ptr, idx, 1), width, stride, m, o, idx, lane,
+                                             elem)
         if stride:
             return self.speculative(
                 ptr, idx, width, lane, [vt],
@@ -309,6 +334,31 @@ class TileEmitter:
                 lambda e, ptrs: [e.emit(tcpu.GatherOp(ptrs, vt, m, o))], stride)[0]
         return self.emit(tcpu.GatherOp(self.value(ptr, idx, width, lane), vt, m, o))
 
+
+
+# Element types _load branches on a mask's scalar guard for (others: fp8, pointers, keep
+# the mask whole).
+_GUARDED_ELEMS = (IntegerType, Float16Type, BFloat16Type, Float32Type, Float64Type)
+
+
+def _scalar_guard(mask: SSAValue):
+    """(c, rest) when `mask` is splat(c) & rest (either order) or splat(c) alone (rest None),
+    c a scalar i1; else None."""
+    def splatted(v):
+        owner = v.owner
+        if isinstance(owner, Operation) and owner.name == "tt.splat" and not is_tensor(owner.operands[0]):
+            return owner.operands[0]
+        return None
+    if (c := splatted(mask)) is not None:
+        return c, None
+    owner = mask.owner
+    if isinstance(owner, Operation) and owner.name == "arith.andi":
+        a, b = owner.operands
+        if (c := splatted(a)) is not None:
+            return c, b
+        if (c := splatted(b)) is not None:
+            return c, a
+    return None
 
 class FuncLowering:
     """The state every construct's lowering shares while one `tt.func` is lowered: the
