@@ -22,8 +22,10 @@ load broadcast to the lanes, contiguous only if an unproven x >= 0 holds (offset
 x % m) a vector access behind a run-time `tcpu.is_contiguous` check, a load whose lanes
 step by 2..4 elements one contiguous window load plus a shuffle, shared by the loads that
 differ only in a small constant offset (`strided_loads`; behind the same check when the
-contiguity is assumed), anything else a gather/scatter. Values whose runs along the lane
-dimension are longer than a step are computed once per group of steps (`lane_groups`).
+contiguity is assumed), anything else a gather/scatter; a load whose mask is
+splat(c) & rest (Triton's guard on a load it hoists out of a loop) branches on c first.
+Values whose runs along the lane dimension are longer than a step are computed once per
+group of steps (`lane_groups`).
 
 `FuncLowering.materialization_plan` decides what is computed once (a load that a write
 may separate from a consumer, an expensive value with several consumers or used in a loop
@@ -287,7 +289,8 @@ class TileEmitter:
         # Besides skipping the memory when c is false, this keeps LLVM 22's x86 code
         # generator from a miscompile: a masked load wider than a register whose mask is
         # and(splat(c), constant) with an all-false register half, selected on c, read
-        # the unmasked memory in that half (a fuzzer kernel, test_masks.py).
+        # the unmasked memory in that half (fuzz seed 60013: test_fuzz_regressions.py,
+        # test_control_flow.py::test_masked_load_hoisted_out_of_a_loop).
         cond, rest = guard
         vt = VectorType(elem, [width])
 
@@ -335,7 +338,6 @@ class TileEmitter:
         return self.emit(tcpu.GatherOp(self.value(ptr, idx, width, lane), vt, m, o))
 
 
-
 # Element types _load branches on a mask's scalar guard for (others: fp8, pointers, keep
 # the mask whole).
 _GUARDED_ELEMS = (IntegerType, Float16Type, BFloat16Type, Float32Type, Float64Type)
@@ -359,6 +361,7 @@ def _scalar_guard(mask: SSAValue):
         if (c := splatted(b)) is not None:
             return c, a
     return None
+
 
 class FuncLowering:
     """The state every construct's lowering shares while one `tt.func` is lowered: the
