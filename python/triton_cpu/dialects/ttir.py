@@ -9,10 +9,10 @@ xDSL's parser, both handled here:
   comes after the ones it refers to.
 - Location aliases are most of the text and, parsed by xDSL, ~40% of the parse time.
   `_resolve_locations` reads their usual forms (`"file":line:col`, `"name"(#ref)`,
-  `callsite(#a at #b)`, `fused[#a, ...]`, `unknown`) with regular expressions into the same attributes xDSL
-  would build; they are taken out of the text, given to the parser as known aliases, and an
-  op's `loc(#alias)` is read by one regex match (`_TTIRParser`). When any alias has another
-  form, or a file name has an escape, every alias is left to xDSL as before.
+  `callsite(#a at #b)`, `fused[#a, ...]`, `unknown`) with regular expressions into the
+  attributes xDSL would build; they are taken out of the text, given to the parser as known
+  aliases, and an op's `loc(#alias)` is read by one regex match (`_TTIRParser`). When any
+  alias has another form, or a file name has an escape, every alias is left to xDSL.
 - Locations are chains (`loc("offsets"(#loc3))`, `loc(callsite(#a at #b))`, `fused[...]`).
   After parsing, every op's and block argument's location is normalized to a
   `FileLineColLoc`, or a `CallSiteLoc` of them when the op came from an inlined function, or
