@@ -4,3 +4,15 @@ The compiler lives in the subpackages (`dialects`, `analysis`, `transforms`,
 `codegen`, `llvm`); the plugin Triton loads is `triton_cpu.backend`.
 """
 __version__ = "0.1.0"
+
+
+def env_flag(name: str, default: bool) -> bool:
+    """An on/off environment variable (1/true/on/yes, 0/false/off/no, any case); anything
+    else, or unset, is `default`."""
+    import os
+    value = os.environ.get(name, "").strip().lower()
+    if value in ("1", "true", "on", "yes"):
+        return True
+    if value in ("0", "false", "off", "no"):
+        return False
+    return default

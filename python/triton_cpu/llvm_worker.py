@@ -28,6 +28,8 @@ import sys
 import tempfile
 import threading
 
+from triton_cpu import env_flag
+
 _HEADER = struct.Struct("<Q")
 
 
@@ -47,7 +49,7 @@ def _operations():
 
 
 def in_process() -> bool:
-    return _spawn_failed or os.environ.get("TRITON_CPU_LLVM_IN_PROCESS", "0").lower() in ("1", "true", "on", "yes")
+    return _spawn_failed or env_flag("TRITON_CPU_LLVM_IN_PROCESS", False)
 
 
 def llvm_message(stderr: str) -> str:

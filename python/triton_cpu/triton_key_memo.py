@@ -25,19 +25,16 @@ import os
 import sysconfig
 import threading
 
+from triton_cpu import env_flag
+
 _lock = threading.Lock()
-
-
-def _triton_root() -> str:
-    import triton
-    return os.path.dirname(os.path.abspath(triton.__file__))
 
 
 def signature() -> str:
     """A digest of the stat signature of every file stock `triton_key()` reads (and a few
     more of the same directories): any edit, reinstall or upgrade changes it."""
     import triton
-    root = _triton_root()
+    root = os.path.dirname(os.path.abspath(triton.__file__))
     ext = sysconfig.get_config_var("EXT_SUFFIX").split(".")[-1]
     paths = [os.path.join(root, "runtime", "cache.py"), os.path.join(root, "_C", f"libtriton.{ext}")]
     for sub in ("compiler", "backends", "language"):
@@ -107,8 +104,7 @@ def install() -> None:
     """Put the memoized function in place of `triton.runtime.cache.triton_key` (and the
     autotuner's imported name), unless disabled, already installed, or already computed
     in this process (then there is nothing left to save)."""
-    value = os.environ.get("TRITON_CPU_KEY_MEMO", "").strip().lower()
-    if value in ("0", "false", "off", "no"):
+    if not env_flag("TRITON_CPU_KEY_MEMO", True):
         return
     from triton.runtime import autotuner, cache
     current = cache.triton_key

@@ -16,6 +16,8 @@ from typing import Optional, Tuple, Union
 
 from triton.backends.compiler import BaseBackend, GPUTarget, Language
 
+from triton_cpu import env_flag
+
 
 @functools.lru_cache(None)
 def _source_hash() -> str:
@@ -100,17 +102,6 @@ class CPUOptions:
         return hashlib.sha256(key.encode()).hexdigest()
 
 
-def _env_flag(name: str, default: bool) -> bool:
-    """An on/off environment variable (1/true/on/yes, 0/false/off/no); anything else,
-    or unset, is `default`."""
-    value = os.environ.get(name, "").strip().lower()
-    if value in ("1", "true", "on", "yes"):
-        return True
-    if value in ("0", "false", "off", "no"):
-        return False
-    return default
-
-
 def _without_gc(stage):
     """`stage` run with Python's cyclic garbage collector paused.
 
@@ -123,13 +114,13 @@ def _without_gc(stage):
     objects only. The collector's previous state is restored (left off if it was off)."""
     @functools.wraps(stage)
     def run(*args):
-        if not gc.isenabled():
-            return stage(*args)
+        was_enabled = gc.isenabled()
         gc.disable()
         try:
             return stage(*args)
         finally:
-            gc.enable()
+            if was_enabled:
+                gc.enable()
     return run
 
 
@@ -163,9 +154,9 @@ class CPUBackend(BaseBackend):
         if "line_info" not in args:
             args["line_info"] = not knobs.compilation.disable_line_info
         if "bounds_check" not in args:
-            args["bounds_check"] = _env_flag("TRITON_CPU_BOUNDS_CHECK", False)
+            args["bounds_check"] = env_flag("TRITON_CPU_BOUNDS_CHECK", False)
         if "prefetch" not in args:
-            args["prefetch"] = _env_flag("TRITON_CPU_PREFETCH", True)
+            args["prefetch"] = env_flag("TRITON_CPU_PREFETCH", True)
         from triton_cpu import sleef
         args["math_lib"] = sleef.resolve(args.get("math_lib"))
         if "supported_fp8_dtypes" in args:
