@@ -25,6 +25,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from triton_cpu.analysis.axis_info import attr as _attr
 from triton_cpu.codegen.debug_info import DebugInfo
 from triton_cpu.codegen import cgutils as cg, fp8
+from triton_cpu.codegen.lane_masks import all_lanes_test
 from triton_cpu.codegen.math_lib import INTRINSICS, MATH_OPS, VECTOR_FUNCTIONS, MathLib
 from triton_cpu.errors import UnsupportedError
 
@@ -1262,7 +1263,7 @@ class FunctionEmitter:
         b = self.builder
         me = self.me
         cond = self.v(op.condition)
-        ok = self._all_lanes(cond) if isinstance(cond.type, ir.VectorType) else cond
+        ok = self._all_lanes(op.condition) if isinstance(cond.type, ir.VectorType) else cond
         fn = cg.declare(me.module, "tcpu_assert_fail", cg.VOID,
                         [cg.PTR, cg.PTR, cg.I32, cg.PTR, cg.I32, cg.I32, cg.I32])
         with b.if_then(b.not_(ok), likely=False):
@@ -1339,7 +1340,7 @@ class FunctionEmitter:
             mask, other = self._mask_other(op, mem_t)
             # Masked vector moves are slow on some CPUs (microcoded on AMD Zen);
             # most chunks of a masked access are full, so test for that first.
-            with b.if_else(self._all_lanes(mask), likely=True) as (full, partial):
+            with b.if_else(self._all_lanes(op.mask), likely=True) as (full, partial):
                 with full:
                     plain = b.load(ptr, typ=mem_t, align=align)
                     full_bb = b.block
@@ -1352,8 +1353,10 @@ class FunctionEmitter:
             raw.add_incoming(masked, partial_bb)
         return self._load_value(raw, vt)
 
-    def _all_lanes(self, mask):
-        return cg.call_intrinsic(self.builder, "llvm.vector.reduce.and", [mask.type], cg.I1, [mask])
+    def _all_lanes(self, mask: SSAValue):
+        """An i1: every lane of `mask` (an xDSL i1 vector) is set; a scalar compare for
+        bound checks (lane_masks)."""
+        return all_lanes_test(self.builder, mask, self.v)
 
     def op_tcpu_vstore(self, op):
         b = self.builder
@@ -1364,7 +1367,7 @@ class FunctionEmitter:
             self.store_full(op, x, ptr, align)
         else:
             mask = self.v(op.mask)
-            with b.if_else(self._all_lanes(mask), likely=True) as (full, partial):
+            with b.if_else(self._all_lanes(op.mask), likely=True) as (full, partial):
                 with full:
                     self.store_full(op, x, ptr, align)
                 with partial:

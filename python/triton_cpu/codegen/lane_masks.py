@@ -1,0 +1,133 @@
+"""Whether every lane of a mask is set, tested on scalars when the mask is a bound check.
+
+A masked load or store first asks whether its whole chunk is in bounds (then it is a plain
+vector move; masked moves are slow, microcoded on AMD Zen). The generic answer reduces the
+i1 vector (`llvm.vector.reduce.and`): per chunk, the lane offsets are broadcast, compared
+and packed into a bit mask, about ten instructions for 16 lanes, in every pass of a loop.
+Most masks are Triton's bound check, `offs < n` with `offs = splat(s) + iota`, whose lanes
+are s, s+1, ..., s+L-1: all of them pass exactly when the last one does, one scalar compare.
+Then the vector mask is only used by the rare partial chunk, and LLVM sinks it there.
+
+`all_lanes_test` recognizes, through `arith.andi` and `vector.broadcast` of an i1:
+
+- `cmpi pred, ramp, uniform` (or with the operands swapped), where `ramp` is `tcpu.iota`
+  plus or minus uniforms, nested in any way (`splat(base) + (splat(j) + iota)`), and
+  `uniform` is a broadcast scalar or a splat constant. The
+  test is done in integers twice as wide, so it never claims "all set" for a ramp that
+  wraps around (it may answer "not all" for one that does, which only takes the masked
+  path, also correct).
+- a splat constant.
+
+Anything else falls back to the vector reduction.
+"""
+import llvmlite.ir as ir
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerType, VectorType
+from xdsl.ir import SSAValue
+
+from triton_cpu.analysis.axis_info import attr as _attr
+from triton_cpu.codegen import cgutils as cg
+
+# arith.cmpi predicates: 2..5 signed <, <=, >, >=; 6..9 the same unsigned.
+_LESS, _LESS_EQ, _GREATER, _GREATER_EQ = 0, 1, 2, 3
+_SWAPPED = {_LESS: _GREATER, _LESS_EQ: _GREATER_EQ, _GREATER: _LESS, _GREATER_EQ: _LESS_EQ}
+
+
+def all_lanes_test(builder: ir.IRBuilder, mask: SSAValue, value_of) -> ir.Value:
+    """An i1: every lane of the i1 vector `mask` is set. `value_of` maps an xDSL value to
+    its emitted LLVM value (the mask's operands dominate the current block)."""
+    scalar = _scalar_test(builder, mask, value_of)
+    if scalar is not None:
+        return scalar
+    vec = value_of(mask)
+    return cg.call_intrinsic(builder, "llvm.vector.reduce.and", [vec.type], cg.I1, [vec])
+
+
+def _scalar_test(b, mask, value_of):
+    op = mask.owner
+    name = getattr(op, "name", None)
+    if name == "arith.andi":
+        return b.and_(all_lanes_test(b, op.operands[0], value_of), all_lanes_test(b, op.operands[1], value_of))
+    if name == "vector.broadcast" and not isinstance(op.operands[0].type, VectorType):
+        return value_of(op.operands[0])
+    if name == "arith.constant":
+        c = _splat_constant(op)
+        return None if c is None else ir.Constant(cg.I1, c & 1)
+    if name == "arith.cmpi":
+        return _ramp_compare(b, op, value_of)
+    return None
+
+
+def _ramp_compare(b, op, value_of):
+    p = _attr(op, "predicate").value.data
+    if p < 2:  # eq, ne
+        return None
+    signed, rel = p <= 5, (p - 2) % 4
+    lhs, rhs = op.operands
+    vt = lhs.type
+    if not isinstance(vt, VectorType) or len(vt.get_shape()) != 1 or not isinstance(vt.element_type, IntegerType):
+        return None
+    start, bound = _ramp_start(b, lhs, value_of), _uniform(rhs, value_of)
+    if start is None or bound is None:
+        start, bound, rel = _ramp_start(b, rhs, value_of), _uniform(lhs, value_of), _SWAPPED[rel]
+        if start is None or bound is None:
+            return None
+    width = vt.element_type.width.data
+    wide = ir.IntType(2 * width)
+    ext = b.sext if signed else b.zext
+    start, bound = ext(start, wide), ext(bound, wide)
+    last = b.add(start, ir.Constant(wide, vt.get_shape()[0] - 1))
+    cmp = b.icmp_signed  # the wide values are exact: a signed compare is right for both
+    if rel == _LESS:
+        return cmp("<", last, bound)
+    if rel == _LESS_EQ:
+        return cmp("<=", last, bound)
+    # ramp > bound (or >=): the first lane decides, provided the last one does not wrap.
+    top = (1 << (width - 1)) - 1 if signed else (1 << width) - 1
+    no_wrap = cmp("<=", last, ir.Constant(wide, top))
+    return b.and_(no_wrap, cmp(">" if rel == _GREATER else ">=", start, bound))
+
+
+def _ramp_start(b, v, value_of):
+    """s when the lanes of `v` are s + 0, s + 1, ... (in the vector's own wrapping
+    arithmetic, so s is the wrapped sum of the uniform terms); None when `v` is not such a
+    ramp: `tcpu.iota` plus or minus uniform vectors, in any nesting."""
+    op = v.owner
+    name = getattr(op, "name", None)
+    if name == "tcpu.iota":
+        return ir.Constant(value_of(v).type.element, 0)
+    if name in ("arith.addi", "arith.subi"):
+        a, c = op.operands
+        start, other = _ramp_start(b, a, value_of), _uniform(c, value_of)
+        if (start is None or other is None) and name == "arith.addi":
+            start, other = _ramp_start(b, c, value_of), _uniform(a, value_of)
+        if start is None or other is None:
+            return None
+        if name == "arith.subi":
+            return b.sub(start, other)
+        return other if _is_zero(start) else b.add(start, other)
+    return None
+
+
+def _is_zero(x):
+    return isinstance(x, ir.Constant) and x.constant == 0
+
+
+def _uniform(v, value_of):
+    """The scalar every lane of `v` holds (a broadcast or splat constant), else None."""
+    op = v.owner
+    name = getattr(op, "name", None)
+    if name == "vector.broadcast" and not isinstance(op.operands[0].type, VectorType):
+        return value_of(op.operands[0])
+    if name == "arith.constant":
+        c = _splat_constant(op)
+        if c is not None:
+            return ir.Constant(value_of(v).type.element, c)
+    return None
+
+
+def _splat_constant(op):
+    attr = _attr(op, "value")
+    if not isinstance(attr, DenseIntOrFPElementsAttr) or not isinstance(attr.get_element_type(), IntegerType):
+        return None
+    vals = {int(x) for x in attr.get_values()}
+    return vals.pop() if len(vals) == 1 else None
