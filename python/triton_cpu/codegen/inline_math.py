@@ -11,8 +11,10 @@ and "libmvec" modes; "scalar" (the libm reference) calls libm.
 
 exp and exp2:
   * clamp the argument to where the result is neither 0 nor infinity for every smaller /
-    larger argument (NaN passes through the clamp; a select returns it at the end);
-  * split x = q*ln2 + s (exp; exp2: x = q + s) with q an integer and |s| <= ln2/2 (1/2):
+    larger argument (NaN passes through the clamp, and through the arithmetic after it);
+  * split x = q*ln2 + s (exp; exp2: x = q + s) with q an integer and |s| <= ln2/2 (1/2),
+    q rounded by adding 1.5 * 2^23 (in the FMA that multiplies by log2 e), whose float
+    pattern then holds q as an integer too (no rint, no conversion):
     ln2 is hi + lo with hi of 15 significant bits, so q*hi is exact for the |q| <= 151
     the clamp allows and x - q*hi is exact too, with or without FMA;
   * e^s (2^s) by a polynomial fitted for the smallest maximum relative error of the
@@ -66,10 +68,28 @@ def _clamp(b, x, lo, hi):
     return b.select(b.fcmp_ordered(">", x, cg.const(t, hi)), cg.const(t, hi), x)
 
 
-def _scale_by_pow2(b, r, q):
-    """r * 2^q for the integer-valued float q in [-151, 129], rounded once."""
-    it = cg.with_scalar(r.type, cg.I32)
-    qi = b.fptosi(q, it)
+# 1.5 * 2^23: a float v + _ROUNDER with |v| < 2^22 is rounded to an integer n (to nearest
+# even), and its pattern is _ROUNDER's plus n.
+_ROUNDER = 12582912.0
+_ROUNDER_BITS = 0x4B400000
+
+
+def _split_rounded(b, big):
+    """(n as a float, n as an integer) from big = v + _ROUNDER (added by the caller, fused
+    with the multiply that computes v where there is one): instead of rint and fptosi,
+    whose result is poison for a NaN lane, which forced a select on the result."""
+    t = big.type
+    n = b.fsub(big, cg.const(t, _ROUNDER))
+    it = cg.with_scalar(t, cg.I32)
+    return n, b.sub(b.bitcast(big, it), cg.const(it, _ROUNDER_BITS))
+
+
+def _scale_by_pow2(b, r, qi):
+    """r * 2^q for the integer q in [-151, 129], rounded once: two multiplications by
+    normal powers of two, 2^(q>>1) and 2^(q - (q>>1)), so that results down into the
+    subnormals are rounded once and q = 128 does not overflow the exponent field early.
+    A NaN r stays NaN, whatever q is."""
+    it = qi.type
     q1 = b.ashr(qi, cg.const(it, 1))
     q2 = b.sub(qi, q1)
 
@@ -79,17 +99,11 @@ def _scale_by_pow2(b, r, q):
     return b.fmul(b.fmul(r, pow2(q1)), pow2(q2))
 
 
-def _nan_through(b, x, r):
-    # Not only cosmetic: for a NaN lane fptosi in _scale_by_pow2 is poison, which LLVM may
-    # turn into anything; the select keeps that lane from reaching the result.
-    return b.select(b.fcmp_unordered("uno", x, x), x, r)
-
-
 def exp_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     t = x.type
     # e^x is 0 below -103.97 (half the smallest subnormal) and infinite above 88.73.
     xc = _clamp(b, x, -104.0, 89.0)
-    q = cg.call_intrinsic(b, "llvm.rint", [t], t, [b.fmul(xc, cg.const(t, _LOG2E))])
+    q, qi = _split_rounded(b, _fmuladd(b, xc, cg.const(t, _LOG2E), cg.const(t, _ROUNDER)))
     # s = s_hi + c exactly, with s_hi exact and |c| < 2^-12: the polynomial's argument is s
     # rounded, but the linear term keeps both parts (e^s = 1 + s_hi + (c + s^2 P(s))), so
     # the rounding of s costs nothing and the result is rounded about 0.75 ulp at most.
@@ -98,17 +112,17 @@ def exp_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     s = b.fadd(s_hi, c)
     tail = _fmuladd(b, b.fmul(s, s), _horner(b, s, _EXP_POLY), c)
     es = b.fadd(b.fadd(s_hi, tail), cg.const(t, 1.0))
-    return _nan_through(b, x, _scale_by_pow2(b, es, q))
+    return _scale_by_pow2(b, es, qi)
 
 
 def exp2_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     t = x.type
     # 2^x is 0 from -150 down (ties to even) and infinite from 128 up.
     xc = _clamp(b, x, -151.0, 129.0)
-    q = cg.call_intrinsic(b, "llvm.rint", [t], t, [xc])
+    q, qi = _split_rounded(b, b.fadd(xc, cg.const(t, _ROUNDER)))
     s = b.fsub(xc, q)  # exact
     es = _fmuladd(b, s, _horner(b, s, _EXP2_POLY), cg.const(t, 1.0))
-    return _nan_through(b, x, _scale_by_pow2(b, es, q))
+    return _scale_by_pow2(b, es, qi)
 
 
 # erf in three pieces, each a constant plus a polynomial whose value is small beside it, so
