@@ -170,3 +170,41 @@ def test_python_stages_pause_the_garbage_collector(monkeypatch, enabled):
         assert seen == [False] and gc.isenabled() == enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+LINK_SCRIPT = textwrap.dedent("""
+    import torch, triton, triton.language as tl
+    from triton_cpu import llvm
+
+    @triton.jit
+    def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask)
+        # exp inline, log from the vector math library, fp16 through the runtime's helpers
+        y = tl.exp(x) + tl.log(tl.abs(x) + 1.0) + x.to(tl.float16).to(tl.float32)
+        tl.store(out_ptr + offs, y, mask=mask)
+
+    x = torch.randn(1000)
+    out = torch.empty(1000)
+    k[(4,)](x, out, 1000, BLOCK=256)
+    ref = torch.exp(x) + torch.log(x.abs() + 1.0) + x.half().float()
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    print("direct" if llvm._binutils() is not None else "driver")
+""")
+
+
+@pytest.mark.parametrize("env,path", [({}, "direct"), ({"CC": "cc"}, "driver"),
+                                      ({"TRITON_CPU_DIRECT_LINK": "0"}, "driver")])
+def test_kernels_link_with_binutils_or_the_compiler_driver(tmp_path, env, path):
+    """A kernel's object is linked by `as` and `ld` directly, or by `$CC` when CC is set or
+    TRITON_CPU_DIRECT_LINK=0; both give a kernel that loads and computes the same."""
+    script = tmp_path / "link.py"
+    script.write_text(LINK_SCRIPT)
+    full_env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"), **env)
+    for name in ("CC", "TRITON_CPU_DIRECT_LINK"):
+        if name not in env:
+            full_env.pop(name, None)
+    res = subprocess.run([sys.executable, str(script)], env=full_env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.split()[-1] == path

@@ -140,31 +140,72 @@ def asm_here(ir_text: str, h: Host) -> str:
 
 def to_shared_object(name: str, asm_text: str, h: Host) -> bytes:
     """Assembles and links the kernel with the runtime library, glibc's vector math and, when
-    the kernel calls it, SLEEF (codegen/math_lib.py)."""
-    cc = os.environ.get("CC", "cc")
+    the kernel calls it, SLEEF (codegen/math_lib.py).
+
+    With binutils' `as` and `ld` on PATH (and no CC in the environment), they are run
+    directly: the compiler driver's own start-up, and collect2 between it and ld, took
+    ~8 of the ~20 ms of a link. Otherwise `$CC` (default `cc`) drives both steps."""
+    libs = [f"-L{RUNTIME_DIR}", "-lTritonCPURuntime", "-lmvec", "-lm", "-lgcc"]
+    rpaths = [RUNTIME_DIR]
+    if "Sleef_" in asm_text:
+        from triton_cpu import sleef
+        lib = sleef.library_path()
+        if lib is None:
+            raise RuntimeError(f"kernel {name} calls SLEEF, which is {sleef.status()}")
+        libs.insert(0, lib)
+        rpaths.append(os.path.dirname(lib))
+    # Line tables (codegen/debug_info.py): LLVM writes `.file N "dir" "name"`, which GNU as
+    # reads only in its DWARF 5 mode.
+    dwarf5 = "\t.loc\t" in asm_text
+    tools = _binutils()
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, f"{name}.s")
         out = os.path.join(tmp, f"{name}.so")
         with open(src, "w") as f:
             f.write(asm_text)
-        # -nostdlib: a kernel needs none of the C runtime's start files, and libc, which
-        # every process has loaded, resolves the few libc calls it makes when the object
-        # is loaded; libgcc supplies the compiler's helper routines (half/bfloat16
-        # conversions without F16C, 128-bit division). Saves ~7 ms of the ~23 ms link.
-        cmd = [cc, "-nostdlib", "-shared", "-fPIC", "-o", out, src, f"-L{RUNTIME_DIR}", f"-Wl,-rpath,{RUNTIME_DIR}",
-               "-lTritonCPURuntime", "-lmvec", "-lm", "-lgcc"]
-        if "Sleef_" in asm_text:
-            from triton_cpu import sleef
-            lib = sleef.library_path()
-            if lib is None:
-                raise RuntimeError(f"kernel {name} calls SLEEF, which is {sleef.status()}")
-            cmd[-3:-3] = [lib, f"-Wl,-rpath,{os.path.dirname(lib)}"]
-        if "\t.loc\t" in asm_text:
-            # Line tables (codegen/debug_info.py): LLVM writes `.file N "dir" "name"`, which
-            # GNU as reads only in its DWARF 5 mode.
-            cmd.insert(1, "-Wa,--gdwarf-5")
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise RuntimeError(f"linking kernel {name} failed:\n{' '.join(cmd)}\n{res.stderr}")
+        if tools is not None:
+            as_, ld, libgcc_dir = tools
+            obj = os.path.join(tmp, f"{name}.o")
+            steps = [[as_, *(["--gdwarf-5"] if dwarf5 else []), "-o", obj, src],
+                     # what the driver passes ld for `-shared -nostdlib` (gcc -v)
+                     [ld, "--build-id", "--eh-frame-hdr", "--hash-style=gnu", "--as-needed", "-shared", "-o", out,
+                      obj, *(f"-rpath={d}" for d in rpaths), f"-L{libgcc_dir}", *libs]]
+        else:
+            # -nostdlib: a kernel needs none of the C runtime's start files, and libc, which
+            # every process has loaded, resolves the few libc calls it makes when the object
+            # is loaded; libgcc supplies the compiler's helper routines (half/bfloat16
+            # conversions without F16C, 128-bit division).
+            steps = [[os.environ.get("CC", "cc"), *(["-Wa,--gdwarf-5"] if dwarf5 else []), "-nostdlib", "-shared",
+                      "-fPIC", "-o", out, src, *(f"-Wl,-rpath,{d}" for d in rpaths), *libs]]
+        for cmd in steps:
+            res = subprocess.run(cmd, capture_output=True, text=True)
+            if res.returncode != 0:
+                raise RuntimeError(f"linking kernel {name} failed:\n{' '.join(cmd)}\n{res.stderr}")
         with open(out, "rb") as f:
             return f.read()
+
+
+def _binutils():
+    """(as, ld, the directory of libgcc) to assemble and link without the compiler driver,
+    or None: CC is set (the user chose the toolchain), TRITON_CPU_DIRECT_LINK=0, or a tool
+    is missing. libgcc's directory is asked of the driver once per process."""
+    from triton_cpu import env_flag
+    if "CC" in os.environ or not env_flag("TRITON_CPU_DIRECT_LINK", True):
+        return None
+    return _find_binutils()
+
+
+@functools.lru_cache(None)
+def _find_binutils():
+    import shutil
+    as_, ld = shutil.which("as"), shutil.which("ld")
+    if as_ is None or ld is None:
+        return None
+    try:
+        res = subprocess.run(["cc", "-print-libgcc-file-name"], capture_output=True, text=True, timeout=60)
+    except OSError:
+        return None
+    libgcc = res.stdout.strip()
+    if res.returncode != 0 or not os.path.isfile(libgcc):
+        return None
+    return as_, ld, os.path.dirname(libgcc)
