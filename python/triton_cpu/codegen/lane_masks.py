@@ -12,10 +12,10 @@ Then the vector mask is only used by the rare partial chunk, and LLVM sinks it t
 
 - `cmpi pred, ramp, uniform` (or with the operands swapped), where `ramp` is `tcpu.iota`
   plus or minus uniforms, nested in any way (`splat(base) + (splat(j) + iota)`), and
-  `uniform` is a broadcast scalar or a splat constant. The
-  test is done in integers twice as wide, so it never claims "all set" for a ramp that
-  wraps around (it may answer "not all" for one that does, which only takes the masked
-  path, also correct).
+  `uniform` is a broadcast scalar or a splat constant. The test is done in integers twice
+  as wide, so it never claims "all set" for a ramp that wraps around (it may answer "not
+  all" for one that does, which only takes the masked path, also correct). Instructions
+  emitted for a ramp that then does not match are dead code LLVM removes.
 - a splat constant.
 
 Anything else falls back to the vector reduction.
