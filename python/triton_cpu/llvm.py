@@ -166,8 +166,9 @@ def to_shared_object(name: str, asm_text: str, h: Host) -> bytes:
         if tools is not None:
             as_, ld, libgcc_dir = tools
             obj = os.path.join(tmp, f"{name}.o")
+            # no C runtime start files, as with the driver's -nostdlib below; these are
+            # the flags gcc passes ld for `-shared -nostdlib` (gcc -v)
             steps = [[as_, *(["--gdwarf-5"] if dwarf5 else []), "-o", obj, src],
-                     # what the driver passes ld for `-shared -nostdlib` (gcc -v)
                      [ld, "--build-id", "--eh-frame-hdr", "--hash-style=gnu", "--as-needed", "-shared", "-o", out,
                       obj, *(f"-rpath={d}" for d in rpaths), f"-L{libgcc_dir}", *libs]]
         else:
@@ -206,6 +207,7 @@ def _find_binutils():
     except OSError:
         return None
     libgcc = res.stdout.strip()
-    if res.returncode != 0 or not os.path.isfile(libgcc):
+    # A clang driver may answer with compiler-rt's builtins, which `-lgcc` would not find.
+    if res.returncode != 0 or os.path.basename(libgcc) != "libgcc.a" or not os.path.isfile(libgcc):
         return None
     return as_, ld, os.path.dirname(libgcc)
