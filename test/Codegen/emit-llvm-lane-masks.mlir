@@ -4,7 +4,8 @@
 // bounds is one scalar compare of its last lane, in integers twice as wide (no wrap-around),
 // not a reduction of the i1 vector.
 // CHECK-LABEL: define external void @"k"
-// CHECK: %[[S:.+]] = add i32
+// CHECK: %[[J:.+]] = add i32 0, %{{.+}}
+// CHECK: %[[S:.+]] = add i32 %[[J]], %{{.+}}
 // CHECK: %[[SW:.+]] = sext i32 %[[S]] to i64
 // CHECK: %[[NW:.+]] = sext i32 %{{.+}} to i64
 // CHECK: %[[LAST:.+]] = add i64 %[[SW]], 15

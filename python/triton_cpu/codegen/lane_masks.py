@@ -14,8 +14,7 @@ Then the vector mask is only used by the rare partial chunk, and LLVM sinks it t
   plus or minus uniforms, nested in any way (`splat(base) + (splat(j) + iota)`), and
   `uniform` is a broadcast scalar or a splat constant. The test is done in integers twice
   as wide, so it never claims "all set" for a ramp that wraps around (it may answer "not
-  all" for one that does, which only takes the masked path, also correct). Instructions
-  emitted for a ramp that then does not match are dead code LLVM removes.
+  all" for one that does, which only takes the masked path, also correct).
 - a splat constant.
 
 Anything else falls back to the vector reduction.
@@ -47,14 +46,9 @@ def _scalar_test(b, mask, value_of):
     name = getattr(op, "name", None)
     if name == "arith.andi":
         return b.and_(all_lanes_test(b, op.operands[0], value_of), all_lanes_test(b, op.operands[1], value_of))
-    if name == "vector.broadcast" and not isinstance(op.operands[0].type, VectorType):
-        return value_of(op.operands[0])
-    if name == "arith.constant":
-        c = _splat_constant(op)
-        return None if c is None else ir.Constant(cg.I1, c & 1)
     if name == "arith.cmpi":
         return _ramp_compare(b, op, value_of)
-    return None
+    return _uniform(mask, value_of)  # a broadcast i1, or a splat constant
 
 
 def _ramp_compare(b, op, value_of):
@@ -66,12 +60,13 @@ def _ramp_compare(b, op, value_of):
     vt = lhs.type
     if not isinstance(vt, VectorType) or len(vt.get_shape()) != 1 or not isinstance(vt.element_type, IntegerType):
         return None
-    start, bound = _ramp_start(b, lhs, value_of), _uniform(rhs, value_of)
-    if start is None or bound is None:
-        start, bound, rel = _ramp_start(b, rhs, value_of), _uniform(lhs, value_of), _SWAPPED[rel]
-        if start is None or bound is None:
+    terms, bound = _ramp_terms(lhs), rhs
+    if terms is None or not _is_uniform(bound):
+        terms, bound, rel = _ramp_terms(rhs), lhs, _SWAPPED[rel]
+        if terms is None or not _is_uniform(bound):
             return None
     width = vt.element_type.width.data
+    start, bound = _ramp_start(b, terms, value_of, width), _uniform(bound, value_of)
     wide = ir.IntType(2 * width)
     ext = b.sext if signed else b.zext
     start, bound = ext(start, wide), ext(bound, wide)
@@ -87,42 +82,54 @@ def _ramp_compare(b, op, value_of):
     return b.and_(no_wrap, cmp(">" if rel == _GREATER else ">=", start, bound))
 
 
-def _ramp_start(b, v, value_of):
-    """s when the lanes of `v` are s + 0, s + 1, ... (in the vector's own wrapping
-    arithmetic, so s is the wrapped sum of the uniform terms); None when `v` is not such a
-    ramp: `tcpu.iota` plus or minus uniform vectors, in any nesting."""
+def _ramp_terms(v):
+    """[(negated, uniform value), ...] when the lanes of `v` are s + 0, s + 1, ... with s the
+    (wrapping) sum of those terms; None when `v` is not such a ramp: `tcpu.iota` plus or
+    minus uniform vectors, in any nesting. Matches only: nothing is emitted."""
     op = v.owner
     name = getattr(op, "name", None)
     if name == "tcpu.iota":
-        return ir.Constant(value_of(v).type.element, 0)
+        return []
     if name in ("arith.addi", "arith.subi"):
         a, c = op.operands
-        start, other = _ramp_start(b, a, value_of), _uniform(c, value_of)
-        if (start is None or other is None) and name == "arith.addi":
-            start, other = _ramp_start(b, c, value_of), _uniform(a, value_of)
-        if start is None or other is None:
-            return None
-        if name == "arith.subi":
-            return b.sub(start, other)
-        return other if _is_zero(start) else b.add(start, other)
+        terms = _ramp_terms(a)
+        if terms is not None and _is_uniform(c):
+            return terms + [(name == "arith.subi", c)]
+        terms = _ramp_terms(c) if name == "arith.addi" else None
+        if terms is not None and _is_uniform(a):
+            return terms + [(False, a)]
     return None
 
 
-def _is_zero(x):
-    return isinstance(x, ir.Constant) and x.constant == 0
+def _ramp_start(b, terms, value_of, width: int):
+    """s, the ramp's first lane, from its terms (_ramp_terms), in the vector's wrapping
+    integer arithmetic, like the lanes themselves."""
+    start = ir.Constant(ir.IntType(width), 0)  # LLVM folds the 0 +
+    for negated, v in terms:
+        x = _uniform(v, value_of)
+        start = b.sub(start, x) if negated else b.add(start, x)
+    return start
+
+
+def _is_uniform(v) -> bool:
+    """Every lane of `v` holds one scalar: a broadcast of it, or a splat constant."""
+    op = v.owner
+    name = getattr(op, "name", None)
+    if name == "vector.broadcast":
+        return not isinstance(op.operands[0].type, VectorType)
+    return name == "arith.constant" and _splat_constant(op) is not None
 
 
 def _uniform(v, value_of):
-    """The scalar every lane of `v` holds (a broadcast or splat constant), else None."""
+    """The scalar every lane of `v` holds (_is_uniform), else None."""
+    if not _is_uniform(v):
+        return None
     op = v.owner
-    name = getattr(op, "name", None)
-    if name == "vector.broadcast" and not isinstance(op.operands[0].type, VectorType):
+    if op.name == "vector.broadcast":
         return value_of(op.operands[0])
-    if name == "arith.constant":
-        c = _splat_constant(op)
-        if c is not None:
-            return ir.Constant(value_of(v).type.element, c)
-    return None
+    elem = value_of(v).type.element
+    c = _splat_constant(op)
+    return ir.Constant(elem, c & 1 if elem.width == 1 else c)
 
 
 def _splat_constant(op):
