@@ -65,6 +65,34 @@ def test_quotient_offsets(shift):
 
 
 @triton.jit
+def wrapped_rows_in_loop(x_ptr, y_ptr, shift, m, n_rows, BLOCK: tl.constexpr, ROWS: tl.constexpr):
+    # The columns (offs - shift) % m are computed once, before the loop; each iteration
+    # reads ROWS rows of x at those columns, and writes them back through them to y.
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = (offs - shift) % m + 64
+    rows = tl.arange(0, ROWS)
+    for r0 in range(0, n_rows, ROWS):
+        tile = tl.load(x_ptr + (r0 + rows)[:, None] * 256 + cols[None, :])
+        tl.store(y_ptr + (r0 + rows)[:, None] * 256 + cols[None, :], tile * 2 + 1)
+
+
+@pytest.mark.parametrize("shift", SHIFTS)
+def test_remainder_offsets_checked_once_before_a_loop(shift):
+    # Each program's 64 columns are checked once before its loop. Shifts 32, 48, 64 and
+    # 128 start a chunk of program 0 at a negative multiple of 32, where the run breaks
+    # (-32 % 32 == 0, -31 % 32 == -31): that program gathers and scatters every chunk.
+    # 16 makes x negative without a break; 5 and 100 are not multiples of 16, and are
+    # never assumed contiguous.
+    x = torch.randn(8, 256)
+    y = torch.zeros(8, 256)
+    wrapped_rows_in_loop[(2,)](x, y, shift, 32, 8, BLOCK=64, ROWS=4)
+    cols = torch.fmod(_lanes(shift), 32) + 64
+    ref = torch.zeros(8, 256)
+    ref[:, cols] = x[:, cols] * 2 + 1  # lanes that share a column write the same value
+    assert torch.equal(y, ref)
+
+
+@triton.jit
 def grouped_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                    GROUP: tl.constexpr):
     # The tiles of the matmul tutorial: grouped program ids, then `% M` and `% N` offsets.

@@ -1051,10 +1051,13 @@ class FunctionEmitter:
         b = self.builder
         ptrs = self.v(op.ptrs)
         n = ptrs.type.count
-        size = self.me.scalar_type(elem_of(op.ptrs.type).parameters[0], memory=True)
         stride = op.properties.get("stride")
-        step = _nbytes(size) * (stride.value.data if stride is not None else 1)
-        addrs = b.ptrtoint(ptrs, ir.VectorType(cg.I64, n))
+        step = stride.value.data if stride is not None else 1
+        if isinstance(ptrs.type.element, ir.IntType):  # element offsets
+            addrs = b.sext(ptrs, ir.VectorType(cg.I64, n)) if ptrs.type.element.width < 64 else ptrs
+        else:
+            step *= _nbytes(self.me.scalar_type(elem_of(op.ptrs.type).parameters[0], memory=True))
+            addrs = b.ptrtoint(ptrs, ir.VectorType(cg.I64, n))
         first = cg.splat(b, b.extract_element(addrs, ir.Constant(cg.I32, 0)), n)
         want = ir.Constant(ir.VectorType(cg.I64, n), [ir.Constant(cg.I64, k * step) for k in range(n)])
         same = b.icmp_unsigned("==", b.sub(addrs, first), want)

@@ -75,7 +75,8 @@ class AddPtrOp(IRDLOperation):
 class IsContiguousOp(IRDLOperation):
     """True when lane k of a vector of pointers points k elements (k * stride with the
     `stride` property) past lane 0, for every lane: a vector access at lane 0's address
-    then touches what a gather or scatter would.
+    then touches what a gather or scatter would. On a vector of integers (element offsets),
+    lane k must be lane 0 plus k * stride, as 64-bit values.
     Guards the vector accesses the lowering takes on an assumption it cannot prove
     (see `TileEmitter.speculative`)."""
     name = "tcpu.is_contiguous"

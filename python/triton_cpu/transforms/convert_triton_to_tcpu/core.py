@@ -19,7 +19,8 @@ loads and elementwise ops itself and shape ops through `shape_ops.FUSED`. Loads 
 axis analysis on their pointer: contiguous along the lane dimension gives
 `tcpu.vload`/`tcpu.vstore` at one scalar address, a pointer constant along it a scalar
 load broadcast to the lanes, contiguous only if an unproven x >= 0 holds (offsets through
-x % m) a vector access behind a run-time `tcpu.is_contiguous` check, a load whose lanes
+x % m) a vector access behind a run-time `tcpu.is_contiguous` check (done once before the
+loops around the access when the addresses allow, `contiguity_checks`), a load whose lanes
 step by 2..4 elements one contiguous window load plus a shuffle, shared by the loads that
 differ only in a small constant offset (`strided_loads`; behind the same check when the
 contiguity is assumed), anything else a gather/scatter; a load whose mask is
@@ -53,7 +54,7 @@ from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
 
-from . import strided_loads
+from . import contiguity_checks, strided_loads
 from .lane_groups import LaneGroup, group_size, grouped_value
 from .shape_ops import FUSED
 from .util import INDEX, Index, attr_int, is_tensor, is_volatile, vec_type
@@ -115,14 +116,12 @@ class TileEmitter:
     def if_else(self, cond: SSAValue, result_types, then_body, else_body):
         """Emits `scf.if`; each body(child_emitter) returns the values to yield. Returns
         the if's results."""
-        blocks = []
-        for body in (then_body, else_body):
-            blk = Block()
+        blocks = [Block(), Block()]
+        op = scf.IfOp(cond, list(result_types), [blocks[0]], [blocks[1]])
+        self.emit(op)  # first: code in the bodies may look at the loops around it
+        for blk, body in zip(blocks, (then_body, else_body)):
             yielded = body(TileEmitter(self.low, blk))
             blk.add_op(scf.YieldOp(*yielded))
-            blocks.append(blk)
-        op = scf.IfOp(cond, list(result_types), [blocks[0]], [blocks[1]])
-        self.emit(op)
         return list(op.results)
 
     def speculative(self, ptr: SSAValue, idx, width, lane, result_types, vector_access, lane_access, stride=1):
@@ -130,7 +129,13 @@ class TileEmitter:
         consecutive (`stride` elements apart) at run time, else one access per lane: for
         pointers whose contiguity rests on an assumption of the analysis (x % m and x // m of an x not proven >= 0,
         see AxisInfoAnalysis). `vector_access(emitter, p0)` and `lane_access(emitter,
-        ptrs)` return the values to yield, of `result_types`."""
+        ptrs)` return the values to yield, of `result_types`. The check is done once before
+        the loops around the access where its addresses allow (contiguity_checks)."""
+        hoisted = contiguity_checks.hoisted_check(self, ptr, width, lane, stride)
+        if hoisted is not None:
+            p0 = self.value(ptr, idx, 1)
+            return self.if_else(hoisted, result_types, lambda e: vector_access(e, p0),
+                                lambda e: lane_access(e, e.value(ptr, idx, width, lane)))
         ptrs = self.value(ptr, idx, width, lane)
         ok = self.emit(tcpu.IsContiguousOp(ptrs, stride))
         p0 = self.emit(vector.ExtractOp(ptrs, [0], ptrs.type.element_type))
@@ -378,6 +383,7 @@ class FuncLowering:
         self.loops_to_strip: list[Operation] = []   # scf ops whose tensor operands/results go
         self.lowered_effects: set[Operation] = set()  # side-effecting ops already lowered
         self._constants: dict[Operation, SSAValue] = {}
+        self.hoisted: dict[tuple, SSAValue] = {}  # checks emitted before a loop (contiguity_checks)
         all_ops = list(func_op.walk())
         # No streaming stores in a kernel that orders memory between programs (stream_bytes).
         self.may_stream = not any(op.name in self._ORDERING for op in all_ops)
