@@ -49,7 +49,7 @@ from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
 from xdsl.dialects.ub import UB
 from xdsl.dialects.vector import Vector
-from xdsl.ir import Dialect, Operation
+from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -170,6 +170,7 @@ class _TTIRParser(Parser):
         self.attribute_aliases.update(locations)
         self._locations = locations
         self._text = text
+        self._types: dict[str, Attribute] = {}
 
     def parse_optional_location(self) -> LocationAttr | None:
         token = self._current_token
@@ -179,6 +180,48 @@ class _TTIRParser(Parser):
                 self._resume_from(m.end())
                 return loc
         return super().parse_optional_location()
+
+    def _parse_optional_builtin_parametrized_type(self):
+        # A module spells the same few tensor types hundreds of times, and xDSL's type
+        # parser is a third of its parse time: the text of a tensor, vector or memref
+        # type, up to its matching '>', parses once.
+        token = self._current_token
+        if token.text not in _SHAPED_TYPES:
+            return super()._parse_optional_builtin_parametrized_type()
+        start = token.span.start
+        end = _matching_angle(self._text, token.span.end)
+        key = self._text[start:end] if end is not None else None
+        hit = self._types.get(key)
+        if hit is not None:
+            self._resume_from(end)
+            return hit
+        result = super()._parse_optional_builtin_parametrized_type()
+        if key is not None and self._current_token.span.start >= end \
+                and not self._text[end:self._current_token.span.start].strip():
+            self._types[key] = result  # parsed exactly that text
+        return result
+
+_SHAPED_TYPES = ("tensor", "vector", "memref")
+
+
+def _matching_angle(text: str, pos: int) -> int | None:
+    """The index after the '>' that closes the '<' at `pos` (None: no '<' there, or no match
+    within a line)."""
+    if pos >= len(text) or text[pos] != "<":
+        return None
+    depth = 0
+    for i in range(pos, min(len(text), pos + 512)):
+        c = text[i]
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == "\n" or c == '"':
+            return None
+    return None
+
 
 _ALIAS_DEF = re.compile(r"^([#!][A-Za-z_][\w.$-]*)\s*=")
 _ALIAS_REF = re.compile(r"[#!][A-Za-z_][\w.$-]*")
