@@ -674,7 +674,7 @@ class Gen:
             return self.add(node, [V(out, dt, sh, raw=True)])
         modes = ["contig", "contig", "perm", "scaled", "bcast", "masked", "masked", "wrapped"]
         if self.in_loop:
-            modes += ["iter", "iter"]
+            modes += ["iter", "iter", "iter_wrapped", "iter_wrapped"]
         mode = mode or r.choice(modes)
         strides = row_major(sh)
         tags = ["load." + mode]
@@ -691,6 +691,15 @@ class Gen:
         if mode == "iter":
             buf = self.new_buf(dt, region * G * 4)
             ptr = "{P} + (pid * 4 + %s) * %d + %s" % (self.loop_iv, region, offs)
+        elif mode == "iter_wrapped":
+            # Wrapped offsets that do not depend on the loop (checked once before it when
+            # hoisted there) plus a per-iteration region.
+            m = r.choice([16, 32, 64])
+            shift = r.choice([0, 16, 32, 48])
+            lin = offsets(sh, row_major(sh))
+            region = 2 * m
+            buf = self.new_buf(dt, region * G * 4)
+            ptr = "{P} + (pid * 4 + %s) * %d + ((%s - %d) %% %d + %d)" % (self.loop_iv, region, lin, shift, m, m)
         elif mode == "wrapped":
             # Offsets through % or // of values that go negative (the lowering assumes x >= 0
             # for vector accesses and checks that at run time).
