@@ -201,6 +201,7 @@ class _TTIRParser(Parser):
             self._types[key] = result  # parsed exactly that text
         return result
 
+
 _SHAPED_TYPES = ("tensor", "vector", "memref")
 
 
