@@ -25,6 +25,7 @@ computed only from cheap ops that cannot trap (no integer division, no loads). A
 access checks its own lanes as before.
 """
 from itertools import product
+from math import prod
 
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
@@ -32,14 +33,10 @@ from triton_cpu.analysis.axis_info import shape_of
 from triton_cpu.dialects import tcpu
 from triton_cpu.dialects.compat import arith
 
-from .util import attr_int, is_tensor
+from .util import INTEGER_DIVISIONS, attr_int, is_tensor
 
 MAX_CHUNKS = 16
 
-# Recomputed before a loop (the root is then evaluated where the access may not run):
-# pure, and no integer division, which traps on a zero divisor the program may guard.
-_TRAPPING = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
-             "arith.ceildivsi", "arith.ceildivui"}
 _SHAPE_OPS = {"tt.splat", "tt.make_range", "tt.broadcast", "tt.expand_dims"}
 
 
@@ -76,20 +73,21 @@ def hoisted_check(em, ptr: SSAValue, width: int, lane: int, stride: int) -> SSAV
     apart, computed before the outermost loop around `em` that `ptr`'s lane-varying root
     is defined outside of; None when the access has to check its own lanes."""
     low = em.low
-    if lane % len(shape_of(ptr)) != len(shape_of(ptr)) - 1:
+    rank = len(shape_of(ptr))
+    if lane % rank != rank - 1:
         return None
     root = lane_varying_root(low, ptr, width)
     if root is None or not _available(low, root):
         return None
     anchor = _outermost_loop_inside(em.block, _defining_block(root))
     shape = shape_of(root)
-    chunks = list(product(*(range(0, d, width if i == len(shape) - 1 else 1) for i, d in enumerate(shape))))
-    if anchor is None or len(chunks) > MAX_CHUNKS:
+    if anchor is None or prod(shape) // width > MAX_CHUNKS:
         return None
     key = ("contiguous", root, width, stride, anchor)
     ok = low.hoisted.get(key)
     if ok is None:
         outer = low.emitter_before(anchor)
+        chunks = product(*(range(0, d, width if i == len(shape) - 1 else 1) for i, d in enumerate(shape)))
         for idx in chunks:
             c = outer.emit(tcpu.IsContiguousOp(outer.value(root, idx, width), stride))
             ok = c if ok is None else outer.emit(arith.AndIOp(ok, c))
@@ -115,11 +113,13 @@ def _outermost_loop_inside(block, outer_block) -> Operation | None:
 
 def _available(low, v: SSAValue) -> bool:
     """Whether `v` can be read before a loop that uses it: materialized, or computed from
-    scalars and materialized tensors by ops that cannot trap."""
+    scalars and materialized tensors by ops that cannot trap (recomputed there, it runs
+    where the access may not: no integer division, whose zero divisor the program may
+    guard)."""
     if not is_tensor(v) or v in low.buffers:
         return True
     op = v.owner
-    if not isinstance(op, Operation) or op.regions or op.name in _TRAPPING:
+    if not isinstance(op, Operation) or op.regions or op.name in INTEGER_DIVISIONS:
         return False
     if not (op.name.startswith("arith.") or op.name in _SHAPE_OPS or op.name == "tt.addptr"):
         return False

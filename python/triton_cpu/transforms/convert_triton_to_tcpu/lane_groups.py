@@ -32,6 +32,7 @@ from triton_cpu.analysis.axis_info import element_type, is_ptr, shape_of
 from triton_cpu.dialects import tcpu
 from triton_cpu.dialects.compat import arith
 
+from .util import INTEGER_DIVISIONS
 
 if TYPE_CHECKING:
     from .core import TileEmitter
@@ -39,8 +40,7 @@ if TYPE_CHECKING:
 # Ops whose runs decide a split: what costs more per step than the add a group saves
 # (a division or remainder, a memory access). Sums and products of ranges and splats are
 # strength-reduced by LLVM already; splitting for them alone would only churn the code.
-_WORTH_A_GROUP = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
-                  "arith.ceildivsi", "arith.ceildivui", "tt.load"}
+_WORTH_A_GROUP = INTEGER_DIVISIONS | {"tt.load"}
 
 
 @dataclass

@@ -9,6 +9,11 @@ INDEX = IndexType()
 
 Index = SSAValue | int  # a loop index, or a constant index (0 for broadcast dims)
 
+# arith's integer divisions and remainders: costly per lane, and undefined (a trap on x86)
+# for a zero divisor.
+INTEGER_DIVISIONS = frozenset({"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
+                               "arith.ceildivsi", "arith.ceildivui"})
+
 
 def attr_int(op: Operation, name: str, default: int | None = None) -> int | None:
     a = attr(op, name)
