@@ -159,11 +159,12 @@ size_t tcpu_launch_error_message(tcpu_launch_t *l, char *buf, size_t size);
  * on the same thread with a larger size. */
 void *tcpu_scratch(size_t bytes);
 
-/* Streaming (non-temporal) stores: a launch whose full-vector stores write at least this
- * many bytes in all (counted by the kernel from its grid) bypasses the caches for the
- * aligned ones, saving the read of each line it overwrites. Set by the launcher from the
- * L3 size (TRITON_CPU_STREAMING_STORES=0 or no L3 known: INT64_MAX, never). Programs end
- * with an sfence (launcher.c), so the stores are visible when the launch returns. */
+/* Streaming (non-temporal) stores: a launch whose full-vector stores write more than this
+ * many bytes in all (counted by the kernel from its grid and its loops' trip counts)
+ * bypasses the caches for the aligned ones, saving the read of each line it overwrites.
+ * Set by the launcher to a quarter of the L3 (TRITON_CPU_STREAMING_STORES=0 or no L3 known:
+ * INT64_MAX, never). Programs end with an sfence (launcher.c), so the stores are visible
+ * when the launch returns. */
 extern int64_t tcpu_streaming_bytes;
 
 #ifdef __cplusplus

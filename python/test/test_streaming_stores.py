@@ -1,6 +1,7 @@
 """Streaming (non-temporal) stores: a launch whose tensor stores write more than the
-threshold (the last-level cache by default) stores its aligned full vectors past the
-caches. Results must be the same either way, aligned or not, masked tails included."""
+threshold (a quarter of the last-level cache by default) stores its aligned full vectors
+past the caches. Results must be the same either way, aligned or not, masked tails
+included, and in loops whose trip counts the kernel counts at run time."""
 import ctypes
 import glob
 import os
@@ -82,6 +83,31 @@ def test_results_with_and_without_streaming(threshold, limit, offset, vector_bit
         assert "vmovnt" in k.asm["asm"]
 
 
+@triton.jit
+def rows_kernel(x_ptr, y_ptr, n_rows, n_cols, stride, BLOCK: tl.constexpr):
+    """A persistent loop over rows (tutorial 02's shape): each program stores a row per
+    iteration, so the launch's bytes are counted with the loop's run-time trip count."""
+    cols = tl.arange(0, BLOCK)
+    for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        m = cols < n_cols
+        x = tl.load(x_ptr + row * stride + cols, mask=m)
+        tl.store(y_ptr + row * stride + cols, x * 2.0 - 1.0, mask=m)
+
+
+@pytest.mark.parametrize("limit", [1, 0])
+@pytest.mark.parametrize("n_cols", [256, 250])  # rows whose last chunk is masked, and unaligned rows
+@pytest.mark.parametrize("vector_bits", [256, 512])
+def test_results_in_a_persistent_loop(threshold, limit, n_cols, vector_bits):
+    threshold(limit)
+    n_rows, programs = 301, 7
+    x = torch.randn(n_rows, n_cols)
+    y = torch.zeros(n_rows, n_cols)
+    k = rows_kernel[(programs,)](x, y, n_rows, n_cols, n_cols, BLOCK=256, vector_bits=vector_bits)
+    torch.testing.assert_close(y, x * 2.0 - 1.0, rtol=0, atol=0)
+    if X86:
+        assert "vmovnt" in k.asm["asm"]
+
+
 @pytest.mark.skipif(not X86, reason="streaming stores are emitted for x86 only")
 def test_no_streaming_in_a_kernel_with_atomics(threshold):
     """x86 orders non-temporal stores with nothing but a fence: a kernel whose programs
@@ -110,9 +136,9 @@ def _threshold_in_a_fresh_process(env_extra):
     return int(res.stdout.split()[-1])
 
 
-def test_default_threshold_is_the_l3():
-    """After the first launch of a process: the L3 size from sysfs (never, without one);
-    TRITON_CPU_STREAMING_STORES=0 turns streaming off."""
+def test_default_threshold_is_a_quarter_of_the_l3():
+    """After the first launch of a process: a quarter of the L3 size from sysfs (never,
+    without one); TRITON_CPU_STREAMING_STORES=0 turns streaming off."""
     l3 = sysfs_l3_bytes()
-    assert _threshold_in_a_fresh_process({}) == (l3 or NEVER)
+    assert _threshold_in_a_fresh_process({}) == (l3 // 4 or NEVER)
     assert _threshold_in_a_fresh_process({"TRITON_CPU_STREAMING_STORES": "0"}) == NEVER

@@ -156,15 +156,15 @@ tt.func public @gathered_once(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %i:
   tt.return
 }
 
-// A contiguous store records the bytes its tt.store writes per program (4 x 64 here): the
-// code generator streams it past the caches when the grid's total exceeds the runtime's
-// threshold. Not in a kernel with atomics, which x86 does not order with such stores.
+// A contiguous store may stream: the code generator stores it past the caches when the
+// bytes the launch stores exceed the runtime's threshold. Not in a kernel with atomics,
+// which x86 does not order with such stores.
 // CHECK-LABEL: func.func public @streamed
 // CHECK: "tcpu.vstore"
-// CHECK-SAME: stream_bytes = 256 : i64
+// CHECK-SAME: may_stream
 // CHECK-LABEL: func.func public @not_streamed
 // CHECK: "tcpu.vstore"
-// CHECK-NOT: stream_bytes
+// CHECK-NOT: may_stream
 // CHECK: tcpu.atomic_rmw
 tt.func public @streamed(%y: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
   %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>

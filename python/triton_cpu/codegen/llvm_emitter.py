@@ -14,6 +14,7 @@ bf16 values live in registers as f32 rounded to bf16 precision; they are i16 in 
 """
 import platform
 import struct
+from math import prod
 
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import (
@@ -188,7 +189,7 @@ class FunctionEmitter:
             self.builder.debug_metadata = self.dbg.entry
         self.allocate_buffers()
         self.load_bounds_table()
-        self.stream = self.streaming_condition()
+        self.stream = self.streaming_budget()
         # Unstructured control flow (cf.br/cf.cond_br, e.g. an early return): one basic
         # block per block, its arguments as phis.
         self.blocks = {}
@@ -222,14 +223,36 @@ class FunctionEmitter:
         b.ret_void()
 
     # -- streaming stores (runtime.h's tcpu_streaming_bytes) -------------------
-    def streaming_condition(self):
-        """Once per program: whether this launch stores enough to bypass the caches, i.e.
-        grid size x the bytes its tensor stores write per program (`stream_bytes`, a lower
-        bound when they sit in loops) > tcpu_streaming_bytes. None: no store may stream."""
-        per_program = sum(op.properties["stream_bytes"].value.data for op in self.op.walk()
-                          if op.name == "tcpu.vstore" and op.properties.get("stream_bytes") is not None)
-        if not per_program or not self.me.x86:  # only x86's sfence orders them (launcher.c)
+    # A launch streams when its grid size x the bytes one program's full-vector stores
+    # write exceeds tcpu_streaming_bytes. Each store counts its vector's bytes times the
+    # trip counts of the scf.for loops around it: loops with constant bounds (the lowering's
+    # chunk loops) at compile time, the others (a persistent loop over rows) at run time,
+    # from their bounds, in the loop's preheader. A store in a loop whose trip count is not
+    # known (scf.while) counts once, one under an scf.if as if taken.
+    def streaming_budget(self):
+        """At entry: tcpu_streaming_bytes / grid size as a double, the bytes one program must
+        store for the launch to stream. Also sets `stream_static` (each may_stream store's
+        bytes with run-time trip counts taken as 1), `stream_total` (their sum) and
+        `stream_loops` (the loops whose trip counts are counted at run time). None: no
+        store may stream."""
+        stores = [op for op in self.op.walk() if op.name == "tcpu.vstore" and "may_stream" in op.properties]
+        if not stores or not self.me.x86:  # only x86's sfence orders them (launcher.c)
             return None
+        self.stream_static, self.stream_loops, self.stream_trips = {}, set(), []
+        for op in stores:
+            vt = op.value.type
+            n = _nbytes(self.me.scalar_type(vt.element_type, memory=True)) * prod(vt.get_shape())
+            p = op.parent_op()
+            while p is not None and p is not self.op:
+                if p.name == "scf.for":
+                    trip = _constant_trip_count(p)
+                    if trip is None:
+                        self.stream_loops.add(p)
+                    else:
+                        n *= trip
+                p = p.parent_op()
+            self.stream_static[op] = n
+        self.stream_total = sum(self.stream_static.values())
         b = self.builder
         module = self.me.module
         limit = module.globals.get("tcpu_streaming_bytes")
@@ -237,14 +260,40 @@ class FunctionEmitter:
             limit = ir.GlobalVariable(module, cg.I64, "tcpu_streaming_bytes")  # extern: the runtime's
         gx, gy, gz = (b.zext(p, cg.I64) for p in self.pids[3:6])
         grid = b.mul(b.mul(gx, gy), gz)
-        # grid * per_program > limit, without overflow
-        return b.icmp_unsigned(">", grid, b.udiv(b.load(limit, typ=cg.I64), ir.Constant(cg.I64, per_program)))
+        return b.fdiv(b.uitofp(b.load(limit, typ=cg.I64), cg.F64), b.uitofp(grid, cg.F64))
+
+    def push_trip_count(self, op, lb, ub, step) -> bool:
+        """Before an scf.for of `stream_loops`: its trip count as a double (1 for a step
+        that is not positive), for the stores inside. True when pushed (pop it after)."""
+        if self.stream is None or op not in self.stream_loops:
+            return False
+        b = self.builder
+        lo, hi, st = (b.sitofp(v, cg.F64) for v in (lb, ub, step))
+        n = cg.call_intrinsic(b, "llvm.ceil", [cg.F64], cg.F64, [b.fdiv(b.fsub(hi, lo), st)])
+        n = cg.call_intrinsic(b, "llvm.maxnum", [cg.F64], cg.F64, [n, ir.Constant(cg.F64, 0.0)])
+        positive = b.fcmp_ordered(">", st, ir.Constant(cg.F64, 0.0))
+        self.stream_trips.append(b.select(positive, n, ir.Constant(cg.F64, 1.0)))
+        return True
+
+    def streaming_condition(self, op):
+        """Whether this store streams: the program's bytes, counted with the trip counts of
+        the run-time loops around this store (the others' at 1), above the budget."""
+        b = self.builder
+        total = ir.Constant(cg.F64, float(self.stream_total))
+        if self.stream_trips:
+            trips = self.stream_trips[0]
+            for t in self.stream_trips[1:]:
+                trips = b.fmul(trips, t)
+            extra = b.fmul(ir.Constant(cg.F64, float(self.stream_static[op])),
+                           b.fsub(trips, ir.Constant(cg.F64, 1.0)))
+            total = b.fadd(total, extra)
+        return b.fcmp_ordered(">", total, self.stream)
 
     def store_full(self, op, x, ptr, align: int):
-        """A full vector store; non-temporal when the launch streams (`self.stream`) and the
-        address is aligned to the vector register (movnt requires it)."""
+        """A full vector store; non-temporal when the launch streams (`streaming_condition`)
+        and the address is aligned to the vector register (movnt requires it)."""
         b = self.builder
-        if self.stream is None or op.properties.get("stream_bytes") is None:
+        if self.stream is None or "may_stream" not in op.properties:
             b.store(x, ptr, align=align)
             return
         need = min(_nbytes(x.type.element) * x.type.count, self.me.vector_bits // 8)
@@ -253,10 +302,10 @@ class FunctionEmitter:
             st = b.store(x, ptr, align=need)
             st.set_metadata("nontemporal", self.me.module.add_metadata([ir.Constant(cg.I32, 1)]))
 
-        # The launch-wide condition on a branch of its own, marked unlikely (huge outputs
-        # only): LLVM unswitches loops on it, and the weights keep the cached version of
+        # The condition (loop-invariant, hoisted by LLVM) on a branch of its own, marked
+        # unlikely (huge outputs only): LLVM unswitches loops on it, and the weights keep the cached version of
         # a loop first in the code, where gdb puts a breakpoint on one of its lines.
-        with b.if_else(self.stream, likely=False) as (streaming, cached):
+        with b.if_else(self.streaming_condition(op), likely=False) as (streaming, cached):
             with streaming:
                 if align >= need:
                     streaming_store()
@@ -547,6 +596,7 @@ class FunctionEmitter:
         header = b.append_basic_block("for.header")
         loop = b.append_basic_block("for.body")
         exit_ = b.append_basic_block("for.exit")
+        pushed = self.push_trip_count(op, lb, ub, step)  # in the preheader: no new block
         b.branch(header)
         b.position_at_end(header)
         iv = b.phi(lb.type, "iv")
@@ -570,6 +620,8 @@ class FunctionEmitter:
             p.add_incoming(y, latch)
         self._loop_hints(op, b.branch(header))
         b.position_at_end(exit_)
+        if pushed:
+            self.stream_trips.pop()
         return phis
 
     def _loop_hints(self, op, backedge):
@@ -1440,6 +1492,18 @@ def _signed(x: int, width: int) -> int:
 def _fbits(t) -> int:
     s = cg.scalar_of(t)
     return {"half": 16, "float": 32, "double": 64}.get(str(s), getattr(s, "width", 32))
+
+
+def _constant_trip_count(loop) -> int | None:
+    """The trip count of an scf.for whose bounds and step are arith.constant; else None."""
+    vals = []
+    for v in loop.operands[:3]:
+        owner = v.owner
+        if getattr(owner, "name", None) != "arith.constant":
+            return None
+        vals.append(_attr(owner, "value").value.data)
+    lb, ub, step = vals
+    return max(0, -(-(ub - lb) // step)) if step > 0 else None
 
 
 def _nbytes(t) -> int:

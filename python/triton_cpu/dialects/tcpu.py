@@ -12,7 +12,7 @@ each with an optional mask (masked-off lanes are never touched) and, for
 loads, an optional `other` value for those lanes.
 """
 from xdsl.dialects.builtin import (
-    BoolAttr, DenseArrayBase, I32, IntegerAttr, IntegerType, StringAttr, VectorType, i32,
+    BoolAttr, DenseArrayBase, I32, IntegerAttr, IntegerType, StringAttr, UnitAttr, VectorType, i32,
 )
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
@@ -230,16 +230,16 @@ class StoreOp(_StoreBase):
 
 @irdl_op_definition
 class VStoreOp(_StoreBase):
-    """Stores N contiguous elements starting at a scalar pointer. `stream_bytes`: the bytes
-    the tt.store it comes from writes per program, when the kernel may store them with
-    streaming stores (runtime.h's tcpu_streaming_bytes)."""
+    """Stores N contiguous elements starting at a scalar pointer. `may_stream`: the kernel
+    may store them past the caches when its launch stores enough (the code generator counts
+    the bytes; runtime.h's tcpu_streaming_bytes)."""
     name = "tcpu.vstore"
-    stream_bytes = opt_prop_def(IntegerAttr)
+    may_stream = opt_prop_def(UnitAttr)
 
-    def __init__(self, ptr, value, mask=None, alignment: int | None = None, stream_bytes: int = 0):
+    def __init__(self, ptr, value, mask=None, alignment: int | None = None, may_stream: bool = False):
         super().__init__(ptr, value, mask, alignment)
-        if stream_bytes:
-            self.properties["stream_bytes"] = IntegerAttr(stream_bytes, 64)
+        if may_stream:
+            self.properties["may_stream"] = UnitAttr()
 
 
 @irdl_op_definition

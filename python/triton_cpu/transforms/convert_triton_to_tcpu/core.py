@@ -385,8 +385,8 @@ class FuncLowering:
         self._constants: dict[Operation, SSAValue] = {}
         self.hoisted: dict[tuple, SSAValue] = {}  # checks emitted before a loop (contiguity_checks)
         all_ops = list(func_op.walk())
-        # No streaming stores in a kernel that orders memory between programs (stream_bytes).
-        self.may_stream = not any(op.name in self._ORDERING for op in all_ops)
+        # No streaming stores in a kernel that orders memory between programs (may_stream).
+        self.stream_allowed = not any(op.name in self._ORDERING for op in all_ops)
         # Strided loads that share a window (strided_loads.families), found before any op is
         # lowered (their pointers' scalar parts are rewritten on the way).
         self.stride_families = strided_loads.families(
@@ -624,7 +624,7 @@ class FuncLowering:
         ptr, val, mask = op.ptr, op.value, op.mask
         shape = shape_of(ptr)
         vl = self.vector_length(shape, [ptr, val] + ([mask] if mask else []), store_ptr=ptr)
-        stream = self.stream_bytes(ptr)
+        stream = self.stream_allowed  # tcpu.vstore's may_stream
 
         def body(em: TileEmitter, idx):
             v = em.value(val, idx, vl)
@@ -734,17 +734,6 @@ class FuncLowering:
     # Ops that order memory between programs or threads: a kernel holding one never uses
     # streaming stores, which x86 does not order with them (only an sfence does).
     _ORDERING = ("tt.atomic_rmw", "tt.atomic_cas", "tt.atomic_poll", "tt.debug_barrier")
-
-    def stream_bytes(self, ptr: SSAValue) -> int:
-        """Bytes a tensor store through `ptr` writes per program, which the code generator
-        compares (times the grid size) with the launch's streaming threshold; 0 in a
-        kernel whose memory ordering streaming stores could break (`_ORDERING`)."""
-        if not self.may_stream:
-            return 0
-        n = pointee_bytes(element_type(ptr.type))
-        for d in shape_of(ptr):
-            n *= d
-        return n
 
     def _cheap_to_reload(self, load: Operation) -> bool:
         """Is reading `load` again, in each consumer's nest, as cheap as reading a buffer
