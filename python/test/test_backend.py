@@ -208,3 +208,15 @@ def test_kernels_link_with_binutils_or_the_compiler_driver(tmp_path, env, path):
     res = subprocess.run([sys.executable, str(script)], env=full_env, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-3000:]
     assert res.stdout.split()[-1] == path
+
+
+def test_libraries_linked_are_those_the_kernel_refers_to():
+    """ld reads a library only when the assembly refers to a symbol it may define (the
+    runtime is always linked, SLEEF apart): libm's symbol table alone is half of a link."""
+    from triton_cpu import llvm
+    got = "\tmovq\ttcpu_streaming_bytes@GOTPCREL(%rip), %rax\n"
+    assert llvm._libraries("k:\n" + got + "\tretq\n") == []
+    assert llvm._libraries("k:\n\tcallq\t_ZGVdN8v_logf@PLT\n") == ["-lmvec"]
+    assert llvm._libraries("k:\n\tcallq\tsinf@PLT\n\tcallq\t__truncsfhf2@PLT\n") == ["-lm", "-lgcc"]
+    assert llvm._libraries("k:\n\tcallq\tSleef_expf8_u10avx2@PLT\n\tjmp\tk@PLT\n") == []
+    assert llvm._libraries("k:\n\tcallq\t*memset@GOTPCREL(%rip)\n") == ["-lm"]  # libc: harmless
