@@ -1,7 +1,8 @@
 """Structured control flow carrying tensors: scf.for, scf.while and scf.if.
 
 A tensor carried by a loop or yielded by an `if` lives in a buffer: the init is
-materialized before the loop, the body reads the buffer, the yield writes it. A
+materialized before the loop (or, when it is in a buffer already and read by nothing
+else, the loop takes that buffer over), the body reads the buffer, the yield writes it. A
 yielded value that reads the loop's carried tensors other than elementwise at its own
 index (or reads another carried tensor) is computed into a temporary first, then
 copied, so no iteration reads a half-updated buffer. Once every tensor lives in a
@@ -22,14 +23,27 @@ def lower_for(low, op: Operation):
     em = low.emitter_before(op)
     for i, init in enumerate(op.operands[3:]):
         if is_tensor(init):
-            buf = low.alloc_buffer(init.type)
-            low.materialize_into(em, init, buf)
+            buf = _buffer_to_take_over(low, init)
+            if buf is None:
+                buf = low.alloc_buffer(init.type)
+                low.materialize_into(em, init, buf)
             low.buffers[body.args[1 + i]] = buf
             low.buffers[op.results[i]] = buf
             carried[i] = buf
     if carried:
         low.carried[op] = carried
         low.loops_to_strip.append(op)
+
+
+def _buffer_to_take_over(low, init: SSAValue):
+    """The buffer `init` lives in already, when a loop may carry its tensor there instead
+    of in a copy: a buffer of this function (not a constant's read-only global) holding a
+    value that nothing but the loop reads (e.g. the first iteration that
+    peel-accumulator-loops moved into an scf.if before the loop)."""
+    buf = low.buffers.get(init)
+    if buf is None or not isinstance(buf.owner, Operation) or buf.owner.name != "memref.alloca":
+        return None
+    return buf if init.has_one_use() else None
 
 
 def lower_while(low, op: Operation):
