@@ -85,6 +85,43 @@ tt.func public @persistent_rows(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %
   tt.return
 }
 
+// A loop over the blocks of a row that accumulates each block into a loop-carried tensor
+// (upstream's layer norm): the prefetch goes at the end of the iteration, before the yield;
+// at the last iteration it is the next program's first block.
+// CHECK-LABEL: tt.func public @accumulated_blocks
+// CHECK: scf.for %off = %c0 to %n step %c256
+// CHECK: %[[V:.*]] = tt.load
+// CHECK: %[[A:.*]] = arith.addf %acc, %[[V]]
+// CHECK: %[[NEXT:.*]] = arith.addi %off, %c256
+// CHECK: "tcpu.prefetch"
+// CHECK-NEXT: scf.yield %[[A]]
+tt.func public @accumulated_blocks(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32>, %n: i32) {
+  %pid = tt.get_program_id x : i32
+  %c0 = arith.constant 0 : i32
+  %c256 = arith.constant 256 : i32
+  %zero = arith.constant dense<0.0> : tensor<256xf32>
+  %start = arith.muli %pid, %n : i32
+  %row = tt.addptr %x, %start : !tt.ptr<f32>, i32
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %xs = tt.splat %row : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %sum = scf.for %off = %c0 to %n step %c256 iter_args(%acc = %zero) -> (tensor<256xf32>) : i32 {
+    %os = tt.splat %off : i32 -> tensor<256xi32>
+    %cols = arith.addi %os, %r : tensor<256xi32>
+    %p = tt.addptr %xs, %cols : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+    %v = tt.load %p : tensor<256x!tt.ptr<f32>>
+    %a = arith.addf %acc, %v : tensor<256xf32>
+    scf.yield %a : tensor<256xf32>
+  }
+  %t = "tt.reduce"(%sum) <{axis = 0 : i32}> ({
+  ^bb0(%l: f32, %q: f32):
+    %c = arith.addf %l, %q : f32
+    tt.reduce.return %c : f32
+  }) : (tensor<256xf32>) -> f32
+  %tp = tt.addptr %y, %pid : !tt.ptr<f32>, i32
+  tt.store %tp, %t : !tt.ptr<f32>
+  tt.return
+}
+
 // Left alone: an elementwise kernel (no reduction reads the load: the hardware prefetcher
 // follows its contiguous stream), an address read from memory, a loop-carried pointer, and
 // a loop reading the same tile in every iteration.

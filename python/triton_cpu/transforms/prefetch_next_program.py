@@ -17,9 +17,14 @@ load's address computation is cloned for the next instance of the same load and 
     iteration; otherwise past the end (a wasted hint: a prefetch never faults).
 
 The prefetch goes right after the first reduction of the loaded tile, whose pass has then
-issued its own misses, so the next row streams in behind them.
+issued its own misses, so the next row streams in behind them; in a loop that accumulates
+the tile into a loop-carried value instead (`acc += x` over the blocks of a row, reduced
+after the loop: upstream's layer norm), at the end of the iteration.
 
-Which loads: those read by a tt.reduce / tt.scan in their block and not by a tt.dot first.
+Which loads: those read by a tt.reduce / tt.scan in their block, or accumulated by their
+loop, and not by a tt.dot first. Upstream's layer norm forward (its loop form, after
+peel-accumulator-loops, which runs next and copies the prefetch into the first iteration it
+moves out): 1.40 -> 1.14 ms after a cache flush, 0.96 -> 0.88 ms back to back.
 Measured on Zen 3, 2 threads, 4096x1024 fp32 after a cache flush: softmax (tutorial 02)
 +9%, layer norm forward (05) +12%; an elementwise stream (vector add) is 16% slower with a
 prefetch (the hardware prefetcher already follows it), and attention (06) ~20% slower
@@ -106,17 +111,23 @@ class _Slice:
         return None if d is None else ops
 
 
-def _first_reduction_of(load: Operation) -> Operation | None:
-    """The first tt.reduce / tt.scan after `load` in its block that reads the loaded tile
-    (through elementwise ops and the like); None when a tt.dot reads it first."""
+def _anchor(load: Operation) -> tuple[Operation, bool] | None:
+    """Where the prefetch goes, as (op, before): after the first tt.reduce / tt.scan after
+    `load` in its block that reads the loaded tile (through elementwise ops and the like);
+    in a loop body without one, before the scf.yield when the tile feeds a loop-carried
+    value (an accumulation over blocks of a row, `acc += x`, reduced after the loop: the
+    layer norm of upstream's tutorial 05). None when a tt.dot reads the tile first (a
+    matmul's K loop), or nothing accumulates or reduces it."""
     tainted = set(load.results)
     op = load.next_op
     while op is not None:
         if any(o in tainted for o in op.operands):
             if op.name in ("tt.reduce", "tt.scan"):
-                return op
+                return op, False
             if op.name in ("tt.dot", "tt.dot_scaled"):
                 return None
+            if op.name == "scf.yield":
+                return op, True
             tainted.update(op.results)
         op = op.next_op
     return None
@@ -177,7 +188,7 @@ def _worth_it(load: Operation, axis) -> bool:
 
 
 def _prefetch(load: Operation, block: Block, axis, loop: Operation | None):
-    anchor = _first_reduction_of(load)
+    anchor = _anchor(load)
     if anchor is None or not _worth_it(load, axis):
         return
     new_ops = []
@@ -218,4 +229,8 @@ def _prefetch(load: Operation, block: Block, axis, loop: Operation | None):
         mapping[iv] = nxt
     _clone(ops, mapping, insert)
     new_ops.append(tcpu.PrefetchOp(mapping[load.ptr]))
-    block.insert_ops_after(new_ops, anchor)
+    at, before = anchor
+    if before:
+        block.insert_ops_before(new_ops, at)
+    else:
+        block.insert_ops_after(new_ops, at)
