@@ -1271,6 +1271,12 @@ class Gen:
     def op_loop(self):
         r = self.r
         init = self.pick(lambda v: v.dt != "int1" and v.sh != ()) or self.load()
+        if r.random() < 0.3:
+            # an accumulator that starts from a constant (peel-accumulator-loops moves the
+            # first iteration out of such a loop)
+            v = r.choice([0, 0, 1, 3])
+            init = self.expr("tl.full(%r, %s, %s)" % (tuple(init.sh), repr(float(v)) if is_float(init.dt) else str(v),
+                                                       TL[init.dt]), [], init.dt, init.sh, "prop", ["loop.const_init"])
         ty = (init.dt, init.sh)
         c, iv = self.name("c"), self.name("i")
         nit = r.randint(1, 4)
