@@ -13,15 +13,16 @@ exp and exp2:
   * clamp the argument to where the result is neither 0 nor infinity for every smaller /
     larger argument (NaN passes through the clamp, and through the arithmetic after it);
   * split x = q*ln2 + s (exp; exp2: x = q + s) with q an integer and |s| <= ln2/2 (1/2),
-    q rounded by adding 1.5 * 2^23 (in the FMA that multiplies by log2 e), whose float
-    pattern then holds q as an integer too (no rint, no conversion):
+    q rounded by adding 1.5 * 2^23 + 254 (in the FMA that multiplies by log2 e), whose
+    float pattern then holds q + 254 as an integer too (no rint, no conversion):
     ln2 is hi + lo with hi of 15 significant bits, so q*hi is exact for the |q| <= 151
     the clamp allows and x - q*hi is exact too, with or without FMA;
   * e^s (2^s) by a polynomial fitted for the smallest maximum relative error of the
     function (scripts/fit_math_polys.py derives all coefficients here);
   * multiply by 2^q built from exponent bits, in two halves (2^(q>>1) * 2^(q - (q>>1))) so
     that results down into the subnormals are rounded once and q = 128 does not overflow
-    the exponent field early.
+    the exponent field early; both exponent fields come from that pattern by three integer
+    operations (four more took q out of it, and added the bias to each half).
 erf: three polynomial pieces selected per lane (erf_f32).
 
 Measured (python -m triton_cpu.tools.math_accuracy; emulated over every fp32 input for
@@ -68,42 +69,40 @@ def _clamp(b, x, lo, hi):
     return b.select(b.fcmp_ordered(">", x, cg.const(t, hi)), cg.const(t, hi), x)
 
 
-# 1.5 * 2^23: a float v + _ROUNDER with |v| < 2^22 is rounded to an integer n (to nearest
-# even), and its pattern is _ROUNDER's plus n.
-_ROUNDER = 12582912.0
-_ROUNDER_BITS = 0x4B400000
+# 1.5 * 2^23 + 254: a float v + _ROUNDER with |v| < 2^22 is rounded to an integer n (to
+# nearest even), and its bit pattern is 0x4B400000 + 254 + n: the low bits hold n + 254, the
+# two exponent fields of _scale_by_pow2 added up, so no integer subtraction recovers n.
+_ROUNDER = 12582912.0 + 254
 
 
 def _split_rounded(b, big):
-    """(n as a float, n as an integer) from big = v + _ROUNDER (added by the caller, fused
-    with the multiply that computes v where there is one): instead of rint and fptosi,
-    whose result is poison for a NaN lane, which forced a select on the result."""
+    """(n as a float, the bit pattern of big) from big = v + _ROUNDER (added by the caller,
+    fused with the multiply that computes v where there is one): instead of rint and
+    fptosi, whose result is poison for a NaN lane, which forced a select on the result."""
     t = big.type
     n = b.fsub(big, cg.const(t, _ROUNDER))
-    it = cg.with_scalar(t, cg.I32)
-    return n, b.sub(b.bitcast(big, it), cg.const(it, _ROUNDER_BITS))
+    return n, b.bitcast(big, cg.with_scalar(t, cg.I32))
 
 
-def _scale_by_pow2(b, r, qi):
-    """r * 2^q for the integer q in [-151, 129], rounded once: two multiplications by
-    normal powers of two, 2^(q>>1) and 2^(q - (q>>1)), so that results down into the
-    subnormals are rounded once and q = 128 does not overflow the exponent field early.
+def _scale_by_pow2(b, r, bits):
+    """r * 2^q for the integer q in [-151, 129] whose _ROUNDER pattern is `bits`, rounded
+    once: two multiplications by normal powers of two, 2^(q>>1) and 2^(q - (q>>1)), so that
+    results down into the subnormals are rounded once and q = 128 does not overflow the
+    exponent field early. With T = q + 254 (bits' low 9 bits; the pattern's other bits are
+    at 22 and up, and a shift by 23 drops them), (q>>1) + 127 = T>>1 and q - (q>>1) + 127 =
+    T - (T>>1): the exponent fields are (bits>>1)<<23 and (bits<<23) - that, in [51, 192].
     A NaN r stays NaN, whatever q is."""
-    it = qi.type
-    q1 = b.ashr(qi, cg.const(it, 1))
-    q2 = b.sub(qi, q1)
-
-    def pow2(k):  # k in [-76, 65]: a normal float
-        return b.bitcast(b.shl(b.add(k, cg.const(it, 127)), cg.const(it, 23)), r.type)
-
-    return b.fmul(b.fmul(r, pow2(q1)), pow2(q2))
+    it = bits.type
+    p1 = b.shl(b.lshr(bits, cg.const(it, 1)), cg.const(it, 23))
+    p2 = b.sub(b.shl(bits, cg.const(it, 23)), p1)
+    return b.fmul(b.fmul(r, b.bitcast(p1, r.type)), b.bitcast(p2, r.type))
 
 
 def exp_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     t = x.type
     # e^x is 0 below -103.97 (half the smallest subnormal) and infinite above 88.73.
     xc = _clamp(b, x, -104.0, 89.0)
-    q, qi = _split_rounded(b, _fmuladd(b, xc, cg.const(t, _LOG2E), cg.const(t, _ROUNDER)))
+    q, bits = _split_rounded(b, _fmuladd(b, xc, cg.const(t, _LOG2E), cg.const(t, _ROUNDER)))
     # s = s_hi + c exactly, with s_hi exact and |c| < 2^-12: the polynomial's argument is s
     # rounded, but the linear term keeps both parts (e^s = 1 + s_hi + (c + s^2 P(s))), so
     # the rounding of s costs nothing and the result is rounded about 0.75 ulp at most.
@@ -112,17 +111,17 @@ def exp_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     s = b.fadd(s_hi, c)
     tail = _fmuladd(b, b.fmul(s, s), _horner(b, s, _EXP_POLY), c)
     es = b.fadd(b.fadd(s_hi, tail), cg.const(t, 1.0))
-    return _scale_by_pow2(b, es, qi)
+    return _scale_by_pow2(b, es, bits)
 
 
 def exp2_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     t = x.type
     # 2^x is 0 from -150 down (ties to even) and infinite from 128 up.
     xc = _clamp(b, x, -151.0, 129.0)
-    q, qi = _split_rounded(b, b.fadd(xc, cg.const(t, _ROUNDER)))
+    q, bits = _split_rounded(b, b.fadd(xc, cg.const(t, _ROUNDER)))
     s = b.fsub(xc, q)  # exact
     es = _fmuladd(b, s, _horner(b, s, _EXP2_POLY), cg.const(t, 1.0))
-    return _scale_by_pow2(b, es, qi)
+    return _scale_by_pow2(b, es, bits)
 
 
 # erf in three pieces, each a constant plus a polynomial whose value is small beside it, so
