@@ -1,9 +1,9 @@
 """peel-accumulator-loops: a loop that accumulates into a tensor initialized with a
 constant runs its first iteration apart, before the loop.
 
-Runs on TTIR, after prefetch-next-program and before convert-triton-to-tcpu. The pattern is how kernels reduce a row
-longer than one block (upstream's layer norm tutorial, RMSNorm and cross-entropy in
-kernel libraries):
+Runs on TTIR, after prefetch-next-program and before convert-triton-to-tcpu. The pattern
+is how kernels reduce a row longer than one block (upstream's layer norm tutorial,
+Inductor's looped reductions, `_tmp = tl.full([XBLOCK, RBLOCK], 0, ...)`):
 
     _mean = tl.zeros([BLOCK], dtype=tl.float32)
     for off in range(0, N, BLOCK):
@@ -32,7 +32,9 @@ once: bounded code growth) or tt.dot (a matmul's K loop, whose accumulator the d
 lowering already keeps in place).
 
 Measured on Zen 3 (2 threads, 4096 x 1024 fp32, programs back to back): upstream's layer
-norm forward 1.24 ms before, against 0.84 ms for the same kernel written without loops.
+norm forward 1.18-1.24 ms before, 0.96 ms after (0.88 with the prefetch that
+prefetch-next-program now gives its accumulated load), against 0.80-0.84 ms for the same
+computation written without loops. Inductor's looped `x.var(-1)` (512 x 8192): 3.6 -> 2.8 ms.
 """
 from dataclasses import dataclass
 
