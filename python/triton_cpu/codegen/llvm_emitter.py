@@ -189,7 +189,7 @@ class FunctionEmitter:
             self.builder.debug_metadata = self.dbg.entry
         self.allocate_buffers()
         self.load_bounds_table()
-        self.stream = self.streaming_budget()
+        self.stream_budget = self.streaming_budget()
         # Unstructured control flow (cf.br/cf.cond_br, e.g. an early return): one basic
         # block per block, its arguments as phis.
         self.blocks = {}
@@ -230,8 +230,8 @@ class FunctionEmitter:
     # from their bounds, in the loop's preheader. A store in a loop whose trip count is not
     # known (scf.while) counts once, one under an scf.if as if taken.
     def streaming_budget(self):
-        """At entry: tcpu_streaming_bytes / grid size as a double, the bytes one program must
-        store for the launch to stream. Also sets `stream_static` (each may_stream store's
+        """At entry (kept as `stream_budget`): tcpu_streaming_bytes / grid size as a double,
+        the bytes one program must store for the launch to stream. Also sets `stream_static` (each may_stream store's
         bytes with run-time trip counts taken as 1), `stream_total` (their sum) and
         `stream_loops` (the loops whose trip counts are counted at run time). None: no
         store may stream."""
@@ -265,7 +265,7 @@ class FunctionEmitter:
     def push_trip_count(self, op, lb, ub, step) -> bool:
         """Before an scf.for of `stream_loops`: its trip count as a double (1 for a step
         that is not positive), for the stores inside. True when pushed (pop it after)."""
-        if self.stream is None or op not in self.stream_loops:
+        if self.stream_budget is None or op not in self.stream_loops:
             return False
         b = self.builder
         lo, hi, st = (b.sitofp(v, cg.F64) for v in (lb, ub, step))
@@ -287,13 +287,13 @@ class FunctionEmitter:
             extra = b.fmul(ir.Constant(cg.F64, float(self.stream_static[op])),
                            b.fsub(trips, ir.Constant(cg.F64, 1.0)))
             total = b.fadd(total, extra)
-        return b.fcmp_ordered(">", total, self.stream)
+        return b.fcmp_ordered(">", total, self.stream_budget)
 
     def store_full(self, op, x, ptr, align: int):
         """A full vector store; non-temporal when the launch streams (`streaming_condition`)
         and the address is aligned to the vector register (movnt requires it)."""
         b = self.builder
-        if self.stream is None or "may_stream" not in op.properties:
+        if self.stream_budget is None or "may_stream" not in op.properties:
             b.store(x, ptr, align=align)
             return
         need = min(_nbytes(x.type.element) * x.type.count, self.me.vector_bits // 8)
@@ -303,8 +303,9 @@ class FunctionEmitter:
             st.set_metadata("nontemporal", self.me.module.add_metadata([ir.Constant(cg.I32, 1)]))
 
         # The condition (loop-invariant, hoisted by LLVM) on a branch of its own, marked
-        # unlikely (huge outputs only): LLVM unswitches loops on it, and the weights keep the cached version of
-        # a loop first in the code, where gdb puts a breakpoint on one of its lines.
+        # unlikely (huge outputs only): LLVM unswitches loops on it, and the weights keep
+        # the cached version of a loop first in the code, where gdb puts a breakpoint on
+        # one of its lines.
         with b.if_else(self.streaming_condition(op), likely=False) as (streaming, cached):
             with streaming:
                 if align >= need:
