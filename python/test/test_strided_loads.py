@@ -117,5 +117,7 @@ def test_families_at_the_end_of_a_tensor(stride, offs, masked, vector_bits):
     ir = str(k.asm["ttcir"])
     assert "tcpu.gather" not in ir
     windows = ir.count(f"-> vector<{stride * vector_bits // 16}xf32>")
-    # one window per step for a family (offsets less than the stride apart), else one each
-    assert windows == (1 if max(rel) < stride else len(rel)), ir
+    # one window per step for a family (offsets less than the stride apart), else one each;
+    # twice when split-bound-check-loops copied the loop for the chunks inside the bound
+    copies = 2 if "dense<true>" in ir else 1
+    assert windows == copies * (1 if max(rel) < stride else len(rel)), ir

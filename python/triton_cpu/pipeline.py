@@ -14,6 +14,7 @@ from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
 from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
 from triton_cpu.transforms.peel_accumulator_loops import PeelAccumulatorLoops
 from triton_cpu.transforms.prefetch_next_program import PrefetchNextProgram
+from triton_cpu.transforms.split_bound_check_loops import SplitBoundCheckLoops
 from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
 from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
 
@@ -25,6 +26,7 @@ def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = 
         *([PrefetchNextProgram()] if prefetch else []),
         PeelAccumulatorLoops(),
         ConvertTritonToTCPU(vector_bits=vector_bits, bf16_dot=bf16_dot),
+        SplitBoundCheckLoops(),
         *([InsertBoundsChecks()] if bounds_check else []),
         CommonSubexpressionElimination(),
         DeadCodeElimination(),

@@ -60,10 +60,10 @@ def _ramp_compare(b, op, value_of):
     vt = lhs.type
     if not isinstance(vt, VectorType) or len(vt.get_shape()) != 1 or not isinstance(vt.element_type, IntegerType):
         return None
-    terms, bound = _ramp_terms(lhs), rhs
-    if terms is None or not _is_uniform(bound):
-        terms, bound, rel = _ramp_terms(rhs), lhs, _SWAPPED[rel]
-        if terms is None or not _is_uniform(bound):
+    terms, bound = ramp_terms(lhs), rhs
+    if terms is None or not is_uniform(bound):
+        terms, bound, rel = ramp_terms(rhs), lhs, _SWAPPED[rel]
+        if terms is None or not is_uniform(bound):
             return None
     width = vt.element_type.width.data
     start, bound = _ramp_start(b, terms, value_of, width), _uniform(bound, value_of)
@@ -82,7 +82,7 @@ def _ramp_compare(b, op, value_of):
     return b.and_(no_wrap, cmp(">" if rel == _GREATER else ">=", start, bound))
 
 
-def _ramp_terms(v):
+def ramp_terms(v):
     """[(negated, uniform value), ...] when the lanes of `v` are s + 0, s + 1, ... with s the
     (wrapping) sum of those terms; None when `v` is not such a ramp: `tcpu.iota` plus or
     minus uniform vectors, in any nesting. Matches only: nothing is emitted."""
@@ -92,17 +92,17 @@ def _ramp_terms(v):
         return []
     if name in ("arith.addi", "arith.subi"):
         a, c = op.operands
-        terms = _ramp_terms(a)
-        if terms is not None and _is_uniform(c):
+        terms = ramp_terms(a)
+        if terms is not None and is_uniform(c):
             return terms + [(name == "arith.subi", c)]
-        terms = _ramp_terms(c) if name == "arith.addi" else None
-        if terms is not None and _is_uniform(a):
+        terms = ramp_terms(c) if name == "arith.addi" else None
+        if terms is not None and is_uniform(a):
             return terms + [(False, a)]
     return None
 
 
 def _ramp_start(b, terms, value_of, width: int):
-    """s, the ramp's first lane, from its terms (_ramp_terms), in the vector's wrapping
+    """s, the ramp's first lane, from its terms (ramp_terms), in the vector's wrapping
     integer arithmetic, like the lanes themselves."""
     start = ir.Constant(ir.IntType(width), 0)  # LLVM folds the 0 +
     for negated, v in terms:
@@ -111,28 +111,28 @@ def _ramp_start(b, terms, value_of, width: int):
     return start
 
 
-def _is_uniform(v) -> bool:
+def is_uniform(v) -> bool:
     """Every lane of `v` holds one scalar: a broadcast of it, or a splat constant."""
     op = v.owner
     name = getattr(op, "name", None)
     if name == "vector.broadcast":
         return not isinstance(op.operands[0].type, VectorType)
-    return name == "arith.constant" and _splat_constant(op) is not None
+    return name == "arith.constant" and splat_constant(op) is not None
 
 
 def _uniform(v, value_of):
-    """The scalar every lane of `v` holds (_is_uniform), else None."""
-    if not _is_uniform(v):
+    """The scalar every lane of `v` holds (is_uniform), else None."""
+    if not is_uniform(v):
         return None
     op = v.owner
     if op.name == "vector.broadcast":
         return value_of(op.operands[0])
     elem = value_of(v).type.element
-    c = _splat_constant(op)
+    c = splat_constant(op)
     return ir.Constant(elem, c & 1 if elem.width == 1 else c)
 
 
-def _splat_constant(op):
+def splat_constant(op):
     attr = _attr(op, "value")
     if not isinstance(attr, DenseIntOrFPElementsAttr) or not isinstance(attr.get_element_type(), IntegerType):
         return None
