@@ -5,8 +5,9 @@ Runs on TritonCPU IR, after convert-triton-to-tcpu. The conversion walks a tenso
 chunks of one vector (`scf.for` over `index`, constant bounds), and Triton's bound check
 `cols < N` becomes, per chunk, `cmpi slt, splat(i) + iota, splat(N)`. As the mask of a
 load or store it costs one scalar compare (codegen/lane_masks.py). Used as a value, as in
-`tl.where(cols < N, x - mean, 0.0)` (layer norms, Inductor's `tl.where(rmask, tmp, 0)`
-before a sum), the whole lane mask is built and applied in every chunk of every pass.
+`tl.where(cols < N, x - mean, 0.0)` (layer norms and other row kernels that zero their
+padding lanes before a sum), the whole lane mask is built and applied in every chunk of
+every pass.
 Here such a loop becomes two:
 
     %r = scf.for %i = %lb to %ub step %s iter_args(%a = %init) { body }
@@ -26,16 +27,21 @@ Which checks: `arith.cmpi` (slt, sle, ult, ule, or sgt, sge, ugt, uge with the o
 swapped) on i32 or narrower lanes, between a ramp (lane_masks.ramp_terms: `tcpu.iota` plus
 or minus uniform vectors) and a uniform bound defined outside the loop. Exactly one term
 of the ramp depends on the loop: a broadcast of `index_cast(i + D)`, added, where D is a
-sum of constants and induction variables of enclosing constant-bound loops (a lane group's
-start), so that i + D is known at compile time to lie in [0, 2^(w-1)): the cast is exact
+sum of constants (the chunks a step unrolls: i, i + 16, ...) and induction variables of
+enclosing constant-bound loops, so that i + D is known at compile time to lie in
+[0, 2^(w-1)): the cast is exact
 and the lanes cannot wrap while the check holds. The other terms are loop-invariant
 (their wrapping sum is c). Anything else is left alone.
 
 Which loops: `scf.for` over `index` with constant bounds, at most _MAX_BODY_OPS ops,
 holding at least one such check of its own induction variable that is used other than
 as the mask of a load or store (through `arith.andi`); a check that only masks memory
-costs one compare per chunk, not worth a copy of the loop. Nested loops are split
-innermost first.
+costs one compare per chunk, not worth a copy of the loop (splitting those too made
+softmax ~5% faster and every elementwise kernel's compile 20-25 ms slower). Nested loops
+are split innermost first.
+
+Measured on Zen 3, one thread, rows in cache: tutorial 05's layer norm forward 0.35-0.37
+-> 0.23 us per 1024-float row.
 """
 from dataclasses import dataclass
 
@@ -217,8 +223,9 @@ def _check(cmp: Operation, loop: Operation) -> _Check | None:
         return None
     d_terms, d_lo, d_hi = shift
     lb, ub, step = _constant_loop(loop)
-    # The cast of i + D is exact, and i + D >= 0, over every iteration.
-    if lb + d_lo < 0 or _last_iteration(lb, ub, step) + d_hi > (1 << (width - 1)) - 1:
+    # The cast of i + D is exact, and i + D >= 0, over every iteration (the loop must have one).
+    last = _last_iteration(lb, ub, step)
+    if last is None or lb + d_lo < 0 or last + d_hi > (1 << (width - 1)) - 1:
         return None
     return _Check(cmp, vt.get_shape()[0], signed, inclusive, width, d_terms, terms, bound)
 
