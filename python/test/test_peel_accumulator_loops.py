@@ -7,7 +7,6 @@ import triton
 import triton.language as tl
 
 
-
 @triton.jit
 def layer_norm_loops(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
     # upstream tutorial 05's forward kernel: three passes over the row, block by block

@@ -30,19 +30,15 @@ def where_ramp_kernel(x_ptr, y_ptr, sum_ptr, start, n, PRED: tl.constexpr, BLOCK
     tl.store(sum_ptr, tl.sum(v, axis=0))
 
 
+# The kernel's PRED forms in numpy, on exact int64 values.
+_PREDICATES = [lambda c, n: c < n, lambda c, n: c <= n, lambda c, n: n > c, lambda c, n: n >= c,
+               lambda c, n: c % 2**32 < n % 2**32]  # unsigned
+
+
 def _ramp_reference(x, start, n, pred):
     lanes = np.arange(x.numel(), dtype=np.int64)
     cols = ((start + lanes + 2**31) % 2**32 - 2**31)  # int32 wrapping, like the lanes
-    if pred == 0:
-        valid = cols < n
-    elif pred == 1:
-        valid = cols <= n
-    elif pred == 2:
-        valid = n > cols
-    elif pred == 3:
-        valid = n >= cols
-    else:
-        valid = (cols % 2**32) < (n % 2**32)
+    valid = _PREDICATES[pred](cols, n)
     return torch.where(torch.from_numpy(valid), x * 2.0 + 1.0, torch.tensor(-3.0))
 
 

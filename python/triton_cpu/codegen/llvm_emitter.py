@@ -26,6 +26,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from triton_cpu.analysis.axis_info import attr as _attr
 from triton_cpu.codegen.debug_info import DebugInfo
 from triton_cpu.codegen import cgutils as cg, fp8
+from triton_cpu.analysis.loops import constant_bounds, trip_count
 from triton_cpu.codegen.lane_masks import all_lanes_test
 from triton_cpu.codegen.math_lib import INTRINSICS, MATH_OPS, VECTOR_FUNCTIONS, MathLib
 from triton_cpu.errors import UnsupportedError
@@ -231,10 +232,10 @@ class FunctionEmitter:
     # known (scf.while) counts once, one under an scf.if as if taken.
     def streaming_budget(self):
         """At entry (kept as `stream_budget`): tcpu_streaming_bytes / grid size as a double,
-        the bytes one program must store for the launch to stream. Also sets `stream_static` (each may_stream store's
-        bytes with run-time trip counts taken as 1), `stream_total` (their sum) and
-        `stream_loops` (the loops whose trip counts are counted at run time). None: no
-        store may stream."""
+        the bytes one program must store for the launch to stream. Also sets
+        `stream_static` (each may_stream store's bytes with run-time trip counts taken as
+        1), `stream_total` (their sum) and `stream_loops` (the loops whose trip counts are
+        counted at run time). None: no store may stream."""
         stores = [op for op in self.op.walk() if op.name == "tcpu.vstore" and "may_stream" in op.properties]
         if not stores or not self.me.x86:  # only x86's sfence orders them (launcher.c)
             return None
@@ -245,11 +246,11 @@ class FunctionEmitter:
             p = op.parent_op()
             while p is not None and p is not self.op:
                 if p.name == "scf.for":
-                    trip = _constant_trip_count(p)
-                    if trip is None:
+                    bounds = constant_bounds(p)
+                    if bounds is None:
                         self.stream_loops.add(p)
                     else:
-                        n *= trip
+                        n *= trip_count(*bounds)
                 p = p.parent_op()
             self.stream_static[op] = n
         self.stream_total = sum(self.stream_static.values())
@@ -263,8 +264,9 @@ class FunctionEmitter:
         return b.fdiv(b.uitofp(b.load(limit, typ=cg.I64), cg.F64), b.uitofp(grid, cg.F64))
 
     def push_trip_count(self, op, lb, ub, step) -> bool:
-        """Before an scf.for of `stream_loops`: its trip count as a double (1 for a step
-        that is not positive), for the stores inside. True when pushed (pop it after)."""
+        """Before an scf.for of `stream_loops`: the product of its trip count (as a double,
+        1 for a step that is not positive) and those of the run-time loops around it, for
+        the stores inside. True when pushed (pop it after)."""
         if self.stream_budget is None or op not in self.stream_loops:
             return False
         b = self.builder
@@ -272,7 +274,8 @@ class FunctionEmitter:
         n = cg.call_intrinsic(b, "llvm.ceil", [cg.F64], cg.F64, [b.fdiv(b.fsub(hi, lo), st)])
         n = cg.call_intrinsic(b, "llvm.maxnum", [cg.F64], cg.F64, [n, ir.Constant(cg.F64, 0.0)])
         positive = b.fcmp_ordered(">", st, ir.Constant(cg.F64, 0.0))
-        self.stream_trips.append(b.select(positive, n, ir.Constant(cg.F64, 1.0)))
+        n = b.select(positive, n, ir.Constant(cg.F64, 1.0))
+        self.stream_trips.append(b.fmul(self.stream_trips[-1], n) if self.stream_trips else n)
         return True
 
     def streaming_condition(self, op):
@@ -281,11 +284,8 @@ class FunctionEmitter:
         b = self.builder
         total = ir.Constant(cg.F64, float(self.stream_total))
         if self.stream_trips:
-            trips = self.stream_trips[0]
-            for t in self.stream_trips[1:]:
-                trips = b.fmul(trips, t)
             extra = b.fmul(ir.Constant(cg.F64, float(self.stream_static[op])),
-                           b.fsub(trips, ir.Constant(cg.F64, 1.0)))
+                           b.fsub(self.stream_trips[-1], ir.Constant(cg.F64, 1.0)))
             total = b.fadd(total, extra)
         return b.fcmp_ordered(">", total, self.stream_budget)
 
@@ -1493,18 +1493,6 @@ def _signed(x: int, width: int) -> int:
 def _fbits(t) -> int:
     s = cg.scalar_of(t)
     return {"half": 16, "float": 32, "double": 64}.get(str(s), getattr(s, "width", 32))
-
-
-def _constant_trip_count(loop) -> int | None:
-    """The trip count of an scf.for whose bounds and step are arith.constant; else None."""
-    vals = []
-    for v in loop.operands[:3]:
-        owner = v.owner
-        if getattr(owner, "name", None) != "arith.constant":
-            return None
-        vals.append(_attr(owner, "value").value.data)
-    lb, ub, step = vals
-    return max(0, -(-(ub - lb) // step)) if step > 0 else None
 
 
 def _nbytes(t) -> int:

@@ -54,6 +54,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from triton_cpu.analysis.axis_info import attr
+from triton_cpu.analysis.loops import constant_bounds, constant_int, last_iteration, trip_count
 from triton_cpu.codegen.lane_masks import is_uniform, ramp_terms, splat_constant
 from triton_cpu.dialects.compat import arith
 
@@ -77,27 +78,11 @@ class _Check:
     bound: int | SSAValue  # B (iW)
 
 
-def _constant_int(v: SSAValue):
-    op = v.owner
-    if isinstance(op, Operation) and op.name == "arith.constant":
-        a = attr(op, "value")
-        if isinstance(a, IntegerAttr):
-            return a.value.data
-    return None
-
-
 def _constant_loop(loop: Operation):
     """(lb, ub, step) of an scf.for over `index` with constant bounds and step > 0."""
     if not isinstance(loop, scf.ForOp) or not isinstance(loop.body.block.args[0].type, IndexType):
         return None
-    bounds = [_constant_int(v) for v in loop.operands[:3]]
-    if None in bounds or bounds[2] <= 0:
-        return None
-    return tuple(bounds)
-
-
-def _last_iteration(lb: int, ub: int, step: int):
-    return None if ub <= lb else lb + (ub - 1 - lb) // step * step
+    return constant_bounds(loop)
 
 
 def _inside(v: SSAValue, loop: Operation) -> bool:
@@ -121,7 +106,7 @@ def _index_shift(v: SSAValue, loop: Operation):
                 return None
             seen += 1
             continue
-        c = _constant_int(x)
+        c = constant_int(x)
         if c is not None:
             terms.append((sign, c))
             lo, hi = lo + sign * c, hi + sign * c
@@ -131,7 +116,7 @@ def _index_shift(v: SSAValue, loop: Operation):
             bounds = _constant_loop(outer) if outer is not None else None
             if bounds is None or x is not outer.body.block.args[0]:
                 return None
-            last = _last_iteration(*bounds)
+            last = last_iteration(*bounds)
             if last is None:
                 return None
             terms.append((sign, x))
@@ -154,7 +139,7 @@ def _scalar_terms(v: SSAValue, loop: Operation):
     todo = [(1, v)]
     while todo:
         sign, x = todo.pop()
-        c = _constant_int(x)
+        c = constant_int(x)
         if c is not None:
             terms.append((sign, c))
             continue
@@ -224,7 +209,7 @@ def _check(cmp: Operation, loop: Operation) -> _Check | None:
     d_terms, d_lo, d_hi = shift
     lb, ub, step = _constant_loop(loop)
     # The cast of i + D is exact, and i + D >= 0, over every iteration (the loop must have one).
-    last = _last_iteration(lb, ub, step)
+    last = last_iteration(lb, ub, step)
     if last is None or lb + d_lo < 0 or last + d_hi > (1 << (width - 1)) - 1:
         return None
     return _Check(cmp, vt.get_shape()[0], signed, inclusive, width, d_terms, terms, bound)
@@ -255,6 +240,12 @@ def _checks(loop: Operation) -> list[_Check] | None:
     return found if any(_used_as_value(c.cmp.results[0]) for c in found) else None
 
 
+def _wrap(v: int, width: int, signed: bool) -> int:
+    """v modulo 2^width, as a signed or an unsigned value of that width."""
+    v &= (1 << width) - 1
+    return v - (1 << width) if signed and v >= 1 << (width - 1) else v
+
+
 class _Builder:
     """Emits scalar arithmetic before `anchor`."""
 
@@ -272,11 +263,7 @@ class _Builder:
     def wide(self, v, elem, signed: bool) -> SSAValue:
         """An int or iW scalar as i64 (sign- or zero-extended)."""
         if isinstance(v, int):
-            w = elem.width.data
-            v &= (1 << w) - 1
-            if signed and v >= 1 << (w - 1):
-                v -= 1 << w
-            return self.const(v, i64)
+            return self.const(_wrap(v, elem.width.data, signed), i64)
         return self.emit((arith.ExtSIOp if signed else arith.ExtUIOp)(v, i64))
 
     def wrapped_sum(self, terms, elem) -> SSAValue | int:
@@ -291,10 +278,7 @@ class _Builder:
             else:
                 base = total if total is not None else self.const(0, elem)
                 total = self.emit((arith.AddiOp if sign == 1 else arith.SubiOp)(base, t))
-        w = elem.width.data
-        const &= (1 << w) - 1
-        if const >= 1 << (w - 1):
-            const -= 1 << w
+        const = _wrap(const, elem.width.data, True)
         if total is None:
             return const
         return total if const == 0 else self.emit(arith.AddiOp(total, self.const(const, elem)))
@@ -329,7 +313,7 @@ def _first_off_terms(checks: list[_Check]) -> dict:
 
 def split(loop: Operation, checks: list[_Check]) -> None:
     lb, ub, step = _constant_loop(loop)
-    trips = max(0, (ub - lb + step - 1) // step)
+    trips = trip_count(lb, ub, step)
     b = _Builder(loop)
     first = None
     for c, const in _first_off_terms(checks).values():

@@ -624,20 +624,19 @@ class FuncLowering:
         ptr, val, mask = op.ptr, op.value, op.mask
         shape = shape_of(ptr)
         vl = self.vector_length(shape, [ptr, val] + ([mask] if mask else []), store_ptr=ptr)
-        stream = self.stream_allowed  # tcpu.vstore's may_stream
 
         def body(em: TileEmitter, idx):
             v = em.value(val, idx, vl)
             m = em.value(mask, idx, vl) if mask is not None else None
             if vl > 1 and self.axis.get(ptr).contiguity[-1] >= vl:
-                em.emit(tcpu.VStoreOp(em.value(ptr, idx, 1), v, m, self.alignment(ptr, vl), stream))
+                em.emit(tcpu.VStoreOp(em.value(ptr, idx, 1), v, m, self.alignment(ptr, vl), self.stream_allowed))
             elif vl == 1:
                 em.emit(tcpu.StoreOp(em.value(ptr, idx, 1), v, m))
             elif self.axis_assumed.get(ptr).contiguity[-1] >= vl:
                 align = self.alignment(ptr, vl)
 
                 def vector_store(e, p0):
-                    e.emit(tcpu.VStoreOp(p0, v, m, align, stream))
+                    e.emit(tcpu.VStoreOp(p0, v, m, align, self.stream_allowed))
                     return []
 
                 def scatter(e, ptrs):
