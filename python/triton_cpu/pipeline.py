@@ -15,6 +15,7 @@ from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
 from triton_cpu.transforms.peel_accumulator_loops import PeelAccumulatorLoops
 from triton_cpu.transforms.prefetch_next_program import PrefetchNextProgram
 from triton_cpu.transforms.split_bound_check_loops import SplitBoundCheckLoops
+from triton_cpu.transforms.split_row_tiles import SplitRowTiles
 from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
 from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
 
@@ -23,6 +24,7 @@ def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = 
     return [
         UniformLoopIncrements(),
         TransposeColumnTiles(),
+        SplitRowTiles(),
         *([PrefetchNextProgram()] if prefetch else []),
         PeelAccumulatorLoops(),
         ConvertTritonToTCPU(vector_bits=vector_bits, bf16_dot=bf16_dot),

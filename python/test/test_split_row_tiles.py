@@ -1,0 +1,181 @@
+"""split-row-tiles end to end: Inductor-style persistent reductions on [XBLOCK, R] tiles
+(softmax, layer norm with weights and row statistics, in place through one pointer, a
+row-wise cumsum) give torch's results for XBLOCK 1 to 16, with rows and columns masked
+off at the edges, at both vector widths; each kernel's TTIR is checked to be one the
+pass splits (tiles too small to pay are checked not to be). Kernels it must leave alone, one per rule (a reduction across rows, an
+argument stored and loaded through two pointer tensors, an in-place update whose rows
+overlap) are checked not to be split, and to give the reference's results."""
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from triton_cpu.dialects.ttir import parse_ttir
+from triton_cpu.transforms.split_row_tiles import MIN_TILE, _plan
+
+
+def _splits(compiled) -> bool:
+    module = parse_ttir(compiled.asm["ttir"])
+    funcs = [op for op in module.body.block.ops if op.name == "tt.func"]
+    return _plan(funcs[0]) is not None
+
+
+@triton.jit
+def softmax_rows(out_ptr, in_ptr, xnumel, rnumel, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    rindex = tl.arange(0, RBLOCK)[None, :]
+    rmask = rindex < rnumel
+    mask = xmask & rmask
+    x = tl.load(in_ptr + (rindex + rnumel * xindex), mask, other=float("-inf"))
+    m = tl.max(x, 1)[:, None]
+    e = tl.exp(x - m)
+    s = tl.sum(tl.where(mask, e, 0.0), 1)[:, None]
+    tl.store(out_ptr + (rindex + rnumel * xindex), e / s, mask)
+
+
+@pytest.mark.parametrize("xblock", [1, 2, 8, 16])
+@pytest.mark.parametrize("rows,cols,rblock", [(64, 1024, 1024), (37, 1000, 1024), (20, 256, 256)])
+@pytest.mark.parametrize("vector_bits", [256, 512])
+def test_softmax(xblock, rows, cols, rblock, vector_bits):
+    x = torch.randn(rows, cols) * 3
+    y = torch.full_like(x, 7.0)
+    k = softmax_rows[(triton.cdiv(rows, xblock),)](y, x, rows, cols, XBLOCK=xblock, RBLOCK=rblock,
+                                                   vector_bits=vector_bits)
+    torch.testing.assert_close(y, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+    assert _splits(k) == (xblock > 1 and xblock * rblock >= MIN_TILE)
+
+
+@triton.jit
+def layer_norm_rows(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, xnumel, rnumel, eps,
+                    XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    rindex = tl.arange(0, RBLOCK)[None, :]
+    rmask = rindex < rnumel
+    mask = xmask & rmask
+    x = tl.load(x_ptr + (rindex + rnumel * xindex), mask, other=0.0)
+    w = tl.load(w_ptr + rindex, rmask, other=0.0)  # one row for every row: stays outside the loop
+    b = tl.load(b_ptr + rindex, rmask, other=0.0)
+    mean = tl.sum(x, 1)[:, None] / rnumel
+    d = tl.where(mask, x - mean, 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(d * d, 1)[:, None] / rnumel + eps)
+    tl.store(y_ptr + (rindex + rnumel * xindex), d * rstd * w + b, mask)
+    tl.store(mean_ptr + xindex, mean, xmask)
+    tl.store(rstd_ptr + xindex, rstd, xmask)
+
+
+@pytest.mark.parametrize("xblock", [4, 8])
+@pytest.mark.parametrize("rows,cols,rblock", [(64, 768, 1024), (13, 512, 512)])
+def test_layer_norm(xblock, rows, cols, rblock):
+    x, w, b = torch.randn(rows, cols), torch.rand(cols), torch.randn(cols)
+    y, mean, rstd = torch.empty_like(x), torch.empty(rows), torch.empty(rows)
+    k = layer_norm_rows[(triton.cdiv(rows, xblock),)](x, w, b, y, mean, rstd, rows, cols, 1e-5,
+                                                      XBLOCK=xblock, RBLOCK=rblock)
+    assert _splits(k)
+    torch.testing.assert_close(y, torch.nn.functional.layer_norm(x, (cols,), w, b, 1e-5), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(mean, x.mean(-1))
+    torch.testing.assert_close(rstd, 1 / torch.sqrt(x.var(-1, unbiased=False) + 1e-5), rtol=1e-4, atol=1e-4)
+
+
+@triton.jit
+def scale_rows_in_place(io_ptr, xnumel, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, STRIDE: tl.constexpr):
+    # Inductor's in_out_ptr0: the row is read and written through one pointer tensor.
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    rindex = tl.arange(0, RBLOCK)[None, :]
+    ptrs = io_ptr + (rindex + STRIDE * xindex)
+    x = tl.load(ptrs)
+    tl.store(ptrs, x / tl.sum(tl.abs(x), 1)[:, None])
+
+
+def test_in_place():
+    x = torch.randn(64, 512)
+    ref = x / x.abs().sum(-1, keepdim=True)
+    k = scale_rows_in_place[(8,)](x, 64, XBLOCK=8, RBLOCK=512, STRIDE=512)
+    assert _splits(k)
+    torch.testing.assert_close(x, ref)
+
+
+def _overlapping_rows():
+    # Row i covers elements 256 i .. 256 i + 511: a row's store overwrites half of what the
+    # next row loads. All rows are loaded before any is stored, as in the kernel as written (the
+    # reduction orders them on a GPU too); where rows overlap, the last row's store wins
+    # (the tile is stored in row order here, and by the interpreter's numpy assignment).
+    flat = torch.randn(7 * 256 + 512)
+    rows = flat.unfold(0, 512, 256)
+    sums = rows.abs().sum(-1, keepdim=True)
+    expected = flat.clone()
+    for i in range(8):
+        expected[256 * i:256 * i + 512] = rows[i] / sums[i]
+    k = scale_rows_in_place[(1,)](flat, 8, XBLOCK=8, RBLOCK=512, STRIDE=256)
+    return k, flat, expected
+
+
+def test_in_place_overlapping_rows_not_split():
+    k, _, _ = _overlapping_rows()
+    assert not _splits(k)
+
+
+@pytest.mark.xfail(strict=True, reason="known, not this pass: the conversion reloads x row by row in the "
+                   "store's nest (cheap_to_reload), after earlier rows' stores overwrote it; the interpreter "
+                   "loads the whole tile first")
+def test_in_place_overlapping_rows_result():
+    _, flat, expected = _overlapping_rows()
+    torch.testing.assert_close(flat, expected)
+
+
+@triton.jit
+def cumsum_rows(x_ptr, y_ptr, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    rindex = tl.arange(0, RBLOCK)[None, :]
+    x = tl.load(x_ptr + (rindex + RBLOCK * xindex))
+    tl.store(y_ptr + (rindex + RBLOCK * xindex), tl.cumsum(x, 1))
+
+
+def test_scan():
+    x = torch.randn(32, 256)
+    y = torch.empty_like(x)
+    k = cumsum_rows[(4,)](x, y, XBLOCK=8, RBLOCK=256)
+    assert _splits(k)
+    torch.testing.assert_close(y, torch.cumsum(x, -1), rtol=1e-4, atol=1e-4)
+
+
+@triton.jit
+def row_shares(x_ptr, shares_ptr, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+    xindex = tl.arange(0, XBLOCK)[:, None]
+    rindex = tl.arange(0, RBLOCK)[None, :]
+    x = tl.load(x_ptr + (rindex + RBLOCK * xindex))
+    row = tl.sum(tl.abs(x), 1)
+    share = row / tl.sum(row, 0)  # across rows: the kernel is left alone
+    tl.store(shares_ptr + xindex, share[:, None])
+
+
+def test_reduction_across_rows_not_split():
+    x = torch.randn(8, 256)
+    shares = torch.empty(8)
+    k = row_shares[(1,)](x, shares, XBLOCK=8, RBLOCK=256)
+    assert not _splits(k)
+    rows = x.abs().sum(-1)
+    torch.testing.assert_close(shares, rows / rows.sum(), rtol=1e-5, atol=1e-6)
+
+
+@triton.jit
+def store_then_load(x_ptr, y_ptr, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+    xindex = tl.arange(0, XBLOCK)[:, None]
+    rindex = tl.arange(0, RBLOCK)[None, :]
+    x = tl.load(x_ptr + (rindex + RBLOCK * xindex))
+    tl.store(y_ptr + (rindex + RBLOCK * xindex), x * 2.0)
+    # Reads row i + 1 of y, written above by the whole tile's store: a row loop would read
+    # it before the next iteration wrote it. (y is stored and loaded through two different
+    # pointer tensors: the kernel is left alone.)
+    shifted = tl.load(y_ptr + (rindex + RBLOCK * ((xindex + 1) % XBLOCK)))
+    tl.store(x_ptr + (rindex + RBLOCK * xindex), tl.sum(shifted, 1)[:, None] + x * 0.0)
+
+
+def test_two_pointers_to_a_stored_argument_not_split():
+    x = torch.randn(8, 256)
+    y = torch.empty_like(x)
+    expected = (x * 2).roll(-1, 0).sum(-1, keepdim=True).expand(8, 256)
+    k = store_then_load[(1,)](x, y, XBLOCK=8, RBLOCK=256)
+    assert not _splits(k)
+    torch.testing.assert_close(x, expected, rtol=1e-5, atol=1e-4)
