@@ -260,3 +260,28 @@ def test_materialized_value_read_by_reductions(M, N, axis, overwrite):
     assert torch.equal(idx.long(), e.argmax(axis))
     if overwrite:
         assert torch.equal(x, torch.zeros_like(x))
+
+
+@triton.jit
+def normalize_shifted_kernel(p_ptr, SHIFT: tl.constexpr, ROWS: tl.constexpr, N: tl.constexpr, STRIDE: tl.constexpr):
+    """In place, through one argument: the tile is normalized by its sum and written back
+    SHIFT elements further (rows STRIDE apart: with STRIDE < N they overlap). The sum
+    needs the whole tile, so every element is read before any is written, as on a GPU
+    (the reduction's barrier), even where a chunk's store lands on a later chunk's input."""
+    offs = tl.arange(0, ROWS)[:, None] * STRIDE + tl.arange(0, N)[None, :]
+    x = tl.load(p_ptr + offs)
+    tl.store(p_ptr + offs + SHIFT, x / tl.sum(tl.abs(x), axis=1, keep_dims=True))
+
+
+@pytest.mark.parametrize("shift,rows,n,stride", [(1, 1, 256, 256), (16, 1, 256, 256), (0, 4, 256, 128),
+                                                 (3, 4, 128, 96), (0, 4, 256, 256)])
+def test_store_overwrites_a_reduced_load(shift, rows, n, stride):
+    size = (rows - 1) * stride + n + shift
+    p = torch.randn(size)
+    x = torch.stack([p[r * stride:r * stride + n] for r in range(rows)])
+    expected = p.clone()
+    for r in range(rows):  # rows stored in order: where they overlap, the later row wins
+        start = r * stride + shift
+        expected[start:start + n] = x[r] / x[r].abs().sum()
+    normalize_shifted_kernel[(1,)](p, SHIFT=shift, ROWS=rows, N=n, STRIDE=stride)
+    torch.testing.assert_close(p, expected)

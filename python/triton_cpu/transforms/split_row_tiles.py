@@ -41,10 +41,11 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, ModuleOp, TensorType, i32
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from triton_cpu.analysis.axis_info import attr
+from triton_cpu.analysis.row_addresses import pointer_root, rows_disjoint
 from triton_cpu.dialects import tt
 from triton_cpu.dialects.compat import arith
 
@@ -87,86 +88,6 @@ def _is_row_tensor(v: SSAValue, X: int) -> bool:
     return len(s) in (1, 2) and s[0] == X
 
 
-def _pointer_root(v: SSAValue):
-    """The kernel argument a pointer tensor derives from (through addptr, splat and
-    broadcast), or None."""
-    while True:
-        if isinstance(v, BlockArgument):
-            return v
-        op = v.owner
-        if op.name in ("tt.addptr", "tt.splat", "tt.broadcast"):
-            v = op.operands[0]
-        else:
-            return None
-
-
-def _constant_at_least(v: SSAValue, bound: int) -> bool:
-    op = v.owner
-    if isinstance(op, Operation) and op.name in ("tt.splat", "tt.broadcast"):
-        return _constant_at_least(op.operands[0], bound)
-    if isinstance(op, Operation) and op.name == "arith.constant":
-        value = attr(op, "value")
-        if isinstance(value, IntegerAttr):
-            return value.value.data >= bound
-        if isinstance(value, DenseIntOrFPElementsAttr) and value.is_splat():
-            return value.get_values()[0] >= bound
-    return False
-
-
-def _through_broadcast(v: SSAValue) -> SSAValue:
-    while isinstance(v.owner, Operation) and v.owner.name == "tt.broadcast":
-        v = v.owner.operands[0]
-    return v
-
-
-def _is_column_iota(v: SSAValue, R: int) -> bool:
-    """expand_dims(make_range(0, n), axis 0) with n <= R."""
-    op = v.owner
-    if not (isinstance(op, Operation) and op.name == "tt.expand_dims" and _int_prop(op, "axis") == 0):
-        return False
-    src = op.operands[0].owner
-    return isinstance(src, Operation) and src.name == "tt.make_range" and _int_prop(src, "start") == 0 \
-        and _int_prop(src, "end") <= R
-
-
-def _row_injective(v: SSAValue, rows) -> bool:
-    """The row index, plus a splat scalar: distinct rows give distinct values."""
-    op = v.owner
-    if not isinstance(op, Operation):
-        return False
-    if op.name == "tt.expand_dims":
-        return op.operands[0].owner in rows
-    if op.name == "arith.addi":
-        a, b = op.operands
-        return (_row_injective(a, rows) and b.owner.name == "tt.splat") or \
-            (_row_injective(b, rows) and a.owner.name == "tt.splat")
-    return False
-
-
-def _disjoint_rows(ptr: SSAValue, rows) -> bool:
-    """`ptr` is splat(arg) + (column iota + C * row) with C >= the row's length, or
-    splat(arg) + row (one element per row): rows never share an address."""
-    op = ptr.owner
-    if not (isinstance(op, Operation) and op.name == "tt.addptr"):
-        return False
-    shape = _shape(ptr)
-    length = shape[1] if len(shape) == 2 else 1
-    off = _through_broadcast(op.operands[1])
-    if length == 1 and _row_injective(off, rows):
-        return True
-    off = off.owner
-    if not (isinstance(off, Operation) and off.name == "arith.addi"):
-        return False
-    for col, row in (off.operands, reversed(off.operands)):
-        col, row = _through_broadcast(col), _through_broadcast(row)
-        mul = row.owner
-        if _is_column_iota(col, length) and isinstance(mul, Operation) and mul.name == "arith.muli":
-            for r, c in (mul.operands, reversed(mul.operands)):
-                if _row_injective(r, rows) and _constant_at_least(c, length):
-                    return True
-    return False
-
-
 def _plan(func: Operation):
     """(X, row make_ranges) when the kernel may be split, else None."""
     blocks = list(func.regions[0].blocks)
@@ -202,7 +123,7 @@ def _plan(func: Operation):
         if name in _SIDE_EFFECTS and name != "tt.store":
             return None
         if name in ("tt.load", "tt.store"):
-            root = _pointer_root(op.operands[0])
+            root = pointer_root(op.operands[0])
             accesses.setdefault(root, []).append(op.operands[0])
             if name == "tt.store":
                 if not touches:
@@ -232,7 +153,7 @@ def _plan(func: Operation):
         return None  # an access through a pointer of unknown origin may touch what a store writes
     for root in stored:
         ptrs = accesses[root]
-        if len(ptrs) > 1 and (any(p is not ptrs[0] for p in ptrs) or not _disjoint_rows(ptrs[0], row_set)):
+        if len(ptrs) > 1 and (any(p is not ptrs[0] for p in ptrs) or not rows_disjoint(ptrs[0])):
             return None
     return X, rows
 

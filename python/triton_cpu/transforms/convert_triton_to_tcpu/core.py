@@ -50,6 +50,7 @@ from xdsl.traits import MemoryEffectKind, has_effects
 
 from triton_cpu.codegen import externs
 from triton_cpu.analysis.axis_info import AxisInfoAnalysis, attr as _attr, element_type, pointee_bytes, shape_of
+from triton_cpu.analysis.row_addresses import pointer_root, rows_disjoint
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
@@ -684,7 +685,9 @@ class FuncLowering:
         """Tensors to compute once, into a buffer, right after their definition (instead of
         being recomputed inside each consumer's loop nest):
           - a load that a memory write may separate from one of its consumers (the value
-            must be what memory held at the load, as on a GPU);
+            must be what memory held at the load, as on a GPU), the consumer's own store
+            included when another consumer needs the whole tile first (see
+            `_own_store_may_overwrite`);
           - an expensive value (a load, math, an extern call, a division or remainder)
             that feeds two or more consumers (a contiguous load excepted: it is read
             again, see `_cheap_to_reload`), or a consumer inside a loop that does not
@@ -722,7 +725,8 @@ class FuncLowering:
             producer = v.owner
             if not isinstance(producer, Operation) or producer not in position:
                 continue
-            if producer.name == "tt.load" and any(self._write_between(producer, r, writes, position) for r in rs):
+            if producer.name == "tt.load" and (any(self._write_between(producer, r, writes, position) for r in rs)
+                                               or self._own_store_may_overwrite(producer, rs)):
                 plan.add(v)
             elif producer.name.startswith(self._EXPENSIVE) and \
                     ((len(rs) >= 2 and not self._cheap_to_reload(producer))
@@ -749,6 +753,37 @@ class FuncLowering:
         vl = min(self.max_lanes(), shape[-1])
         info = self.axis.get(load.ptr)
         return info.contiguity[-1] >= vl or info.constancy[-1] >= vl
+
+    _WRITES_THROUGH_OPERAND_0 = ("tt.store", "tt.atomic_rmw", "tt.atomic_cas")
+
+    def _own_store_may_overwrite(self, load: Operation, roots) -> bool:
+        """A store evaluates the loads it fuses chunk by chunk, each chunk's read before its
+        write. When the load also feeds another root (a reduction the stored value may
+        depend on: on a GPU its barrier orders every load of the tile before every
+        store), that is only right if no chunk's store writes what a later chunk reads.
+        Taken as safe: a store through another kernel argument (arguments are taken not
+        to overlap), or through the load's own tile of pointers when that tile holds no
+        address twice (contiguous along the last axis, one row or rows_disjoint)."""
+        if len(roots) < 2:
+            return False
+        ptr = load.operands[0]
+        for r in roots:
+            if r.name not in self._WRITES_THROUGH_OPERAND_0:
+                continue
+            target = r.operands[0]
+            a, b = pointer_root(ptr), pointer_root(target)
+            if a is not None and b is not None and a is not b:
+                continue
+            if target is ptr and self._no_repeated_address(ptr):
+                continue
+            return True
+        return False
+
+    def _no_repeated_address(self, ptr: SSAValue) -> bool:
+        shape = shape_of(ptr)
+        if len(shape) not in (1, 2) or self.axis.get(ptr).contiguity[-1] < shape[-1]:
+            return False
+        return len(shape) == 1 or shape[0] == 1 or rows_disjoint(ptr)
 
     @staticmethod
     def _in_inner_loop(root: Operation, producer: Operation) -> bool:

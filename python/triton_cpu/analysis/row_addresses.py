@@ -1,0 +1,100 @@
+"""Which kernel argument a tile of pointers points into, and whether the rows of a 2-D tile
+of pointers provably never share an address. Read on TTIR (make_range, expand_dims,
+broadcast, splat, addptr), by split-row-tiles and by the conversion's choice between
+reloading a load and keeping it in a buffer.
+"""
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, TensorType
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from triton_cpu.analysis.axis_info import attr
+
+
+def _op(v: SSAValue, *names: str) -> Operation | None:
+    """v's defining op when it is one of `names`."""
+    owner = v.owner
+    return owner if isinstance(owner, Operation) and owner.name in names else None
+
+
+def _int_prop(op: Operation, name: str) -> int:
+    return attr(op, name).value.data
+
+
+def pointer_root(v: SSAValue) -> BlockArgument | None:
+    """The kernel argument a pointer (or tile of pointers) derives from through addptr,
+    splat and broadcast; None when it comes from anything else (int_to_ptr, a load)."""
+    while not isinstance(v, BlockArgument):
+        op = _op(v, "tt.addptr", "tt.splat", "tt.broadcast")
+        if op is None:
+            return None
+        v = op.operands[0]
+    return v
+
+
+def through_broadcast(v: SSAValue) -> SSAValue:
+    while (op := _op(v, "tt.broadcast")) is not None:
+        v = op.operands[0]
+    return v
+
+
+def constant_at_least(v: SSAValue, bound: int) -> bool:
+    """v is an integer constant (scalar, or splat through splat/broadcast) >= bound."""
+    while (op := _op(v, "tt.splat", "tt.broadcast")) is not None:
+        v = op.operands[0]
+    op = _op(v, "arith.constant")
+    if op is None:
+        return False
+    value = attr(op, "value")
+    if isinstance(value, IntegerAttr):
+        return value.value.data >= bound
+    if isinstance(value, DenseIntOrFPElementsAttr) and value.is_splat():
+        first = value.get_values()[0]
+        return isinstance(first, int) and first >= bound
+    return False
+
+
+def _range_from_zero(v: SSAValue, axis: int, at_most: int | None = None) -> bool:
+    """v = expand_dims(make_range(0, n), axis), with n <= at_most when given."""
+    op = _op(v, "tt.expand_dims")
+    if op is None or _int_prop(op, "axis") != axis:
+        return False
+    src = _op(op.operands[0], "tt.make_range")
+    return src is not None and _int_prop(src, "start") == 0 and (at_most is None or _int_prop(src, "end") <= at_most)
+
+
+def row_injective(v: SSAValue) -> bool:
+    """v is an [X, 1] row index, `arange(0, X)[:, None]`, plus at most a splat scalar:
+    distinct rows hold distinct values."""
+    if _range_from_zero(v, 1):
+        return True
+    op = _op(v, "arith.addi")
+    if op is None:
+        return False
+    a, b = op.operands
+    return (row_injective(a) and _op(b, "tt.splat") is not None) or \
+        (row_injective(b) and _op(a, "tt.splat") is not None)
+
+
+def rows_disjoint(ptr: SSAValue) -> bool:
+    """The rows of the 2-D tile of pointers `ptr` share no address: `ptr` is splat(p) +
+    (arange(0, n)[None, :] + C * row) with n <= C, or splat(p) + row for one element per
+    row, `row` a row_injective index. (What Inductor's in-place and per-row outputs look
+    like: `in_out_ptr0 + (r0_1 + 1024 * x0)`, `out_ptr0 + x0`.)"""
+    op = _op(ptr, "tt.addptr")
+    t = ptr.type
+    if op is None or not isinstance(t, TensorType) or len(t.get_shape()) != 2:
+        return False
+    length = t.get_shape()[1]
+    off = through_broadcast(op.operands[1])
+    if length == 1 and row_injective(off):
+        return True
+    add = _op(off, "arith.addi")
+    if add is None:
+        return False
+    for col, row in (add.operands, reversed(add.operands)):
+        mul = _op(through_broadcast(row), "arith.muli")
+        if mul is None or not _range_from_zero(through_broadcast(col), 0, length):
+            continue
+        for r, c in (mul.operands, reversed(mul.operands)):
+            if row_injective(r) and constant_at_least(c, length):
+                return True
+    return False
