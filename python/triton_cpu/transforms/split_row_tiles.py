@@ -48,6 +48,7 @@ from triton_cpu.analysis.axis_info import attr
 from triton_cpu.analysis.row_addresses import pointer_root, rows_disjoint
 from triton_cpu.dialects import tt
 from triton_cpu.dialects.compat import arith
+from triton_cpu.transforms.retype import refit_splat_constant, set_shape
 
 _ELEMENTWISE_TT = {
     "tt.addptr", "tt.load", "tt.store", "tt.splat", "tt.broadcast", "tt.bitcast", "tt.int_to_ptr",
@@ -161,7 +162,7 @@ def _plan(func: Operation):
 def _retype(v: SSAValue, X: int):
     s = _shape(v)
     if s and s[0] == X:
-        v._type = TensorType(v.type.element_type, [1, *s[1:]])  # noqa: SLF001 - xDSL has no public setter
+        set_shape(v, (1, *s[1:]))
 
 
 def split(func: Operation, X: int, rows):
@@ -190,12 +191,7 @@ def split(func: Operation, X: int, rows):
         for r in op.results:
             _retype(r, X)
         if op.name == "arith.constant" and _shape(op.results[0]):
-            value = attr(op, "value")
-            new = DenseIntOrFPElementsAttr.from_list(op.results[0].type, [value.get_values()[0]])
-            if "value" in op.properties:
-                op.properties["value"] = new
-            else:
-                op.attributes["value"] = new
+            refit_splat_constant(op)
         elif op.name == "tt.broadcast" and op.operands[0].type == op.results[0].type:
             op.results[0].replace_all_uses_with(op.operands[0])
             op.detach()

@@ -30,6 +30,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from triton_cpu.analysis.axis_info import AxisInfoAnalysis, attr
+from triton_cpu.transforms.retype import refit_splat_constant, set_shape
 
 # Ops that may touch 2-D tensors: elementwise ones, and those whose axis is mirrored.
 _ELEMENTWISE_TT = {
@@ -102,7 +103,7 @@ def _retype(v: SSAValue):
     t = v.type
     if isinstance(t, TensorType) and len(t.get_shape()) == 2:
         a, b = t.get_shape()
-        v._type = TensorType(t.element_type, [b, a])  # noqa: SLF001 - xDSL has no public setter
+        set_shape(v, (b, a))
 
 
 def _mirror_axis(op: Operation, rank: int):
@@ -133,12 +134,7 @@ def transpose(func: Operation):
         for r in op.results:
             _retype(r)
         if op.name == "arith.constant" and _rank(op.results[0]) == 2:
-            value = attr(op, "value")
-            new = DenseIntOrFPElementsAttr.from_list(op.results[0].type, [value.get_values()[0]])
-            if "value" in op.properties:
-                op.properties["value"] = new
-            else:
-                op.attributes["value"] = new
+            refit_splat_constant(op)
 
 
 @dataclass(frozen=True)
