@@ -2,7 +2,9 @@
 (softmax, layer norm with weights and row statistics, in place through one pointer, a
 row-wise cumsum) give torch's results for XBLOCK 1 to 16, with rows and columns masked
 off at the edges, at both vector widths; each kernel's TTIR is checked to be one the
-pass splits (tiles too small to pay are checked not to be). Kernels it must leave alone, one per rule (a reduction across rows, an
+pass splits (tiles too small to pay are checked not to be). Several reductions of a row
+at once (argmax, integer sums, a scan, fp16 input, masked rows) match Triton's
+interpreter bit for bit. Kernels it must leave alone, one per rule (a reduction across rows, an
 argument stored and loaded through two pointer tensors, an in-place update whose rows
 overlap) are checked not to be split, and to give the reference's results."""
 import pytest
@@ -172,3 +174,39 @@ def test_two_pointers_to_a_stored_argument_not_split():
     k = store_then_load[(1,)](x, y, XBLOCK=8, RBLOCK=256)
     assert not _splits(k)
     torch.testing.assert_close(x, expected, rtol=1e-5, atol=1e-4)
+
+
+@triton.jit
+def row_stats(x_ptr, i_ptr, max_ptr, arg_ptr, isum_ptr, cum_ptr, xnumel, XBLOCK: tl.constexpr, R: tl.constexpr):
+    # Several reductions per row, one with two operands (argmax), integer ones, a scan,
+    # fp16 input and rows masked off past xnumel: exact results, compared bit for bit.
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r = tl.arange(0, R)[None, :]
+    x = tl.load(x_ptr + (r + R * xindex), xmask, other=0.0).to(tl.float32)
+    iv = tl.load(i_ptr + (r + R * xindex), xmask, other=0)
+    tl.store(max_ptr + xindex, tl.max(x, 1)[:, None], xmask)
+    tl.store(arg_ptr + xindex, tl.argmax(x, 1)[:, None], xmask)
+    tl.store(isum_ptr + xindex, tl.sum(iv * 3 - 1, 1)[:, None], xmask)
+    tl.store(cum_ptr + (r + R * xindex), tl.cumsum(iv, 1), xmask)
+
+
+@pytest.mark.parametrize("xblock,rows", [(8, 37), (16, 64)])
+def test_row_stats_match_interpreter(xblock, rows):
+    from conftest import interpret_batch
+    R = 256
+    x = torch.randn(rows, R).to(torch.float16)
+    iv = torch.randint(-1000, 1000, (rows, R), dtype=torch.int32)
+
+    def outputs():
+        return [torch.full((rows,), -7.0), torch.full((rows,), -7, dtype=torch.int32),
+                torch.full((rows,), -7, dtype=torch.int32), torch.full((rows, R), -7, dtype=torch.int32)]
+    ours = outputs()
+    grid = (triton.cdiv(rows, xblock),)
+    k = row_stats[grid](x, iv, *ours, rows, XBLOCK=xblock, R=R)
+    assert _splits(k)
+    (after,) = interpret_batch([(row_stats, grid, [x, iv, *outputs(), rows], dict(XBLOCK=xblock, R=R))])
+    for mine, theirs in zip(ours, after[2:6]):
+        assert torch.equal(mine, theirs)
+    assert torch.equal(ours[0], x.float().amax(-1))
+    assert torch.equal(ours[3], torch.cumsum(iv, -1, dtype=torch.int32))
