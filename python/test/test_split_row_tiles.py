@@ -4,7 +4,8 @@ row-wise cumsum) give torch's results for XBLOCK 1 to 16, with rows and columns 
 off at the edges, at both vector widths; each kernel's TTIR is checked to be one the
 pass splits (tiles too small to pay are checked not to be). Several reductions of a row
 at once (argmax, integer sums, a scan, fp16 input, masked rows) match Triton's
-interpreter bit for bit. Kernels it must leave alone, one per rule (a reduction across rows, an
+interpreter bit for bit, and random Inductor-shaped row kernels (chains of elementwise ops
+and row reductions, generated per seed) match it within float tolerance. Kernels it must leave alone, one per rule (a reduction across rows, an
 argument stored and loaded through two pointer tensors, an in-place update whose rows
 overlap) are checked not to be split, and to give the reference's results."""
 import pytest
@@ -210,3 +211,90 @@ def test_row_stats_match_interpreter(xblock, rows):
         assert torch.equal(mine, theirs)
     assert torch.equal(ours[0], x.float().amax(-1))
     assert torch.equal(ours[3], torch.cumsum(iv, -1, dtype=torch.int32))
+
+
+def _random_row_kernel(rng) -> str:
+    """The source of a random Inductor-shaped row kernel: masked [XBLOCK, RBLOCK] loads, a
+    row of weights, a chain of elementwise ops and row reductions (sum, max, min) whose
+    results broadcast back over their rows, one [XBLOCK, RBLOCK] and one per-row output.
+    Every reduction reads a tile that depends on x (so that it reduces rows); values stay
+    finite: exp only of v - rowmax(v), divisions only by 1 + |v|."""
+    tiles, rowdep, stats = ["x", "w"], ["x"], []
+    lines = []
+    for i in range(rng.randint(3, 8)):
+        a = rng.choice(rowdep)
+        kind = rng.choice(["binary", "binary", "unary", "reduce", "reduce", "where"])
+        name = "t%d" % i
+        if kind == "binary":
+            b = rng.choice(tiles + stats + ["0.5"])
+            op = rng.choice(["+", "-", "*", "max", "min", "div"])
+            if op == "max":
+                expr = "tl.maximum(%s, %s)" % (a, b)
+            elif op == "min":
+                expr = "tl.minimum(%s, %s)" % (a, b)
+            elif op == "div":
+                expr = "%s / (1.0 + tl.abs(%s))" % (a, b)
+            else:
+                expr = "%s %s %s" % (a, op, b)
+        elif kind == "unary":
+            expr = rng.choice(["tl.abs(%s)", "-%s", "tl.exp(%s - tl.max(%s, 1)[:, None])", "%s * 0.25"])
+            expr = expr.replace("%s", a)
+        elif kind == "where":
+            expr = "tl.where(mask, %s, %s)" % (a, rng.choice(["0.0", "1.0", rng.choice(tiles)]))
+        else:
+            red = rng.choice(["tl.sum", "tl.max", "tl.min"])
+            src = "tl.where(mask, %s, 0.0)" % a if red == "tl.sum" else a
+            lines.append("    s%d = %s(%s, 1)[:, None]" % (i, red, src))
+            stats.append("s%d" % i)
+            expr = "%s - s%d" % (a, i) if rng.random() < 0.5 else "%s * 0.0 + s%d" % (a, i)
+        lines.append("    %s = %s" % (name, expr))
+        tiles.append(name)
+        rowdep.append(name)
+    stat = stats[-1] if stats else "tl.sum(tl.where(mask, %s, 0.0), 1)[:, None]" % tiles[-1]
+    return "\n".join([
+        "import triton",
+        "import triton.language as tl",
+        "",
+        "",
+        "@triton.jit",
+        "def row_kernel(x_ptr, w_ptr, out_ptr, stat_ptr, xnumel, rnumel, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):",
+        "    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]",
+        "    xmask = xindex < xnumel",
+        "    r = tl.arange(0, RBLOCK)[None, :]",
+        "    rmask = r < rnumel",
+        "    mask = xmask & rmask",
+        "    x = tl.load(x_ptr + (r + RBLOCK * xindex), mask, other=0.0)",
+        "    w = tl.load(w_ptr + r, rmask, other=1.0)",
+        *lines,
+        "    tl.store(out_ptr + (r + RBLOCK * xindex), %s, mask)" % tiles[-1],
+        "    tl.store(stat_ptr + xindex, %s, xmask)" % stat,
+        "",
+    ])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_row_kernels_match_interpreter(seed, tmp_path):
+    import importlib.util
+    import random
+
+    from conftest import interpret_batch
+    rng = random.Random(seed)
+    path = tmp_path / ("row_kernel_%d.py" % seed)
+    path.write_text(_random_row_kernel(rng))
+    spec = importlib.util.spec_from_file_location("row_kernel_%d" % seed, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    xblock, rblock = rng.choice([(2, 1024), (4, 512), (8, 256), (8, 1024), (16, 256)])
+    rows, cols = rng.randint(1, 3 * xblock), rng.choice([rblock, rblock - rng.randint(1, 100)])
+    x, w = torch.randn(rows, rblock), torch.randn(rblock)
+
+    def outputs():
+        return [torch.full((rows, rblock), -7.0), torch.full((rows,), -7.0)]
+    ours = outputs()
+    grid = (triton.cdiv(rows, xblock),)
+    k = mod.row_kernel[grid](x, w, *ours, rows, cols, XBLOCK=xblock, RBLOCK=rblock)
+    assert _splits(k)
+    (after,) = interpret_batch([(mod.row_kernel, grid, [x, w, *outputs(), rows, cols],
+                                 dict(XBLOCK=xblock, RBLOCK=rblock))])
+    for mine, theirs in zip(ours, after[2:4]):
+        torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-4)
