@@ -76,6 +76,12 @@ def attr(op, name):
     return a if a is not None else op.attributes.get(name)
 
 
+def attr_int(op, name: str, default: int | None = None) -> int | None:
+    """An op's integer property or attribute (`attr`), `default` when it has none."""
+    a = attr(op, name)
+    return default if a is None else a.value.data
+
+
 def _int_value(attr):
     if isinstance(attr, IntegerAttr):
         return attr.value.data

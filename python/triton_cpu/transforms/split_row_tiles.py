@@ -44,17 +44,12 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, ModuleO
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from triton_cpu.analysis.axis_info import attr
+from triton_cpu.analysis.axis_info import attr, attr_int
 from triton_cpu.analysis.row_addresses import pointer_root, rows_disjoint
 from triton_cpu.dialects import tt
 from triton_cpu.dialects.compat import arith
-from triton_cpu.transforms.retype import refit_splat_constant, set_shape
+from triton_cpu.transforms.retype import ELEMENTWISE_TT, refit_splat_constant, set_shape
 
-_ELEMENTWISE_TT = {
-    "tt.addptr", "tt.load", "tt.store", "tt.splat", "tt.broadcast", "tt.bitcast", "tt.int_to_ptr",
-    "tt.ptr_to_int", "tt.fp_to_fp", "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui", "tt.clampf",
-    "tt.extern_elementwise",
-}
 _SIDE_EFFECTS = {"tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.print", "tt.assert", "tt.call",
                  "ttg.barrier", "tt.histogram"}
 # The reduced tile for the split to pay (Inductor-style softmax, 16 MiB, 2 threads, Zen 3,
@@ -69,16 +64,12 @@ def _shape(v: SSAValue):
     return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
 
 
-def _int_prop(op: Operation, name: str) -> int:
-    return attr(op, name).value.data
-
-
 def _row_ranges(body: Block):
     """make_range(0, X) ops used only through expand_dims on axis 1: the row index."""
     out = []
     for op in body.ops:
-        if op.name == "tt.make_range" and _int_prop(op, "start") == 0 and op.results[0].uses and \
-                all(u.operation.name == "tt.expand_dims" and _int_prop(u.operation, "axis") == 1
+        if op.name == "tt.make_range" and attr_int(op, "start") == 0 and op.results[0].uses and \
+                all(u.operation.name == "tt.expand_dims" and attr_int(u.operation, "axis") == 1
                     for u in op.results[0].uses):
             out.append(op)
     return out
@@ -97,7 +88,7 @@ def _plan(func: Operation):
             any(_shape(a) for a in body.args):
         return None
     rows = _row_ranges(body)
-    sizes = {_int_prop(op, "end") for op in rows}
+    sizes = {attr_int(op, "end") for op in rows}
     if len(sizes) != 1:
         return None
     X = sizes.pop()
@@ -117,7 +108,7 @@ def _plan(func: Operation):
         # No other dimension may have the row size: a retype by size would be ambiguous.
         if any(len(s) == 2 and s[1] == X for s in shapes):
             return None
-        if op.name == "tt.make_range" and op not in row_set and _int_prop(op, "end") - _int_prop(op, "start") == X:
+        if op.name == "tt.make_range" and op not in row_set and attr_int(op, "end") - attr_int(op, "start") == X:
             return None
         touches = any(_is_row_tensor(v, X) for v in values)
         name = op.name
@@ -137,16 +128,16 @@ def _plan(func: Operation):
             if not (isinstance(value, DenseIntOrFPElementsAttr) and value.is_splat()):
                 return None
         elif name == "tt.expand_dims":
-            if _int_prop(op, "axis") != 1:
+            if attr_int(op, "axis") != 1:
                 return None
         elif name in ("tt.reduce", "tt.scan"):
             src = _shape(op.operands[0])
-            if len(src) != 2 or _int_prop(op, "axis") != 1:
+            if len(src) != 2 or attr_int(op, "axis") != 1:
                 return None
             reduces_rows = reduces_rows or (src[1] >= MIN_ROW and src[0] * src[1] >= MIN_TILE)
         elif name == "tt.make_range":
             pass  # a row range
-        elif not (name.startswith("arith.") or name.startswith("math.") or name in _ELEMENTWISE_TT):
+        elif not (name.startswith("arith.") or name.startswith("math.") or name in ELEMENTWISE_TT):
             return None
     if not reduces_rows:
         return None

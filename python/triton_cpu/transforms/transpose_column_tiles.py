@@ -30,14 +30,10 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from triton_cpu.analysis.axis_info import AxisInfoAnalysis, attr
-from triton_cpu.transforms.retype import refit_splat_constant, set_shape
+from triton_cpu.transforms.retype import ELEMENTWISE_TT, refit_splat_constant, set_shape
 
 # Ops that may touch 2-D tensors: elementwise ones, and those whose axis is mirrored.
-_ELEMENTWISE_TT = {
-    "tt.addptr", "tt.load", "tt.store", "tt.splat", "tt.broadcast", "tt.bitcast", "tt.int_to_ptr",
-    "tt.ptr_to_int", "tt.fp_to_fp", "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui", "tt.clampf",
-    "tt.extern_elementwise", "tt.trans", "tt.reduce.return", "tt.scan.return",
-}
+_ELEMENTWISE_TT = ELEMENTWISE_TT | {"tt.trans", "tt.reduce.return", "tt.scan.return"}
 _STRUCTURE = {"scf.for", "scf.yield", "scf.if", "scf.while", "scf.condition", "ub.poison"}
 _AXIS_OPS = {"tt.expand_dims", "tt.reduce", "tt.scan"}
 _MIN_RUN = 4  # consecutive addresses down the first axis that make a column access

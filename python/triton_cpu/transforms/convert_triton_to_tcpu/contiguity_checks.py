@@ -29,11 +29,11 @@ from math import prod
 
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from triton_cpu.analysis.axis_info import shape_of
+from triton_cpu.analysis.axis_info import attr_int, shape_of
 from triton_cpu.dialects import tcpu
 from triton_cpu.dialects.compat import arith
 
-from .util import INTEGER_DIVISIONS, attr_int, is_tensor
+from .util import INTEGER_DIVISIONS, is_tensor
 
 MAX_CHUNKS = 16
 

@@ -49,7 +49,9 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import MemoryEffectKind, has_effects
 
 from triton_cpu.codegen import externs
-from triton_cpu.analysis.axis_info import AxisInfoAnalysis, attr as _attr, element_type, pointee_bytes, shape_of
+from triton_cpu.analysis.axis_info import (
+    AxisInfoAnalysis, attr as _attr, attr_int, element_type, pointee_bytes, shape_of,
+)
 from triton_cpu.analysis.row_addresses import pointer_root, rows_disjoint
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
@@ -58,7 +60,7 @@ from triton_cpu.errors import UnsupportedError
 from . import contiguity_checks, strided_loads
 from .lane_groups import LaneGroup, group_size, grouped_value
 from .shape_ops import FUSED
-from .util import INDEX, Index, attr_int, is_tensor, is_volatile, vec_type
+from .util import INDEX, Index, is_tensor, is_volatile, vec_type
 
 # Elementwise ops that keep their name: cloned with vector or scalar types.
 _ELEMENTWISE_PREFIXES = ("arith.", "math.")

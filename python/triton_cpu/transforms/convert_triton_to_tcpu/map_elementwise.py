@@ -13,10 +13,10 @@ call takes P consecutive elements along the last dimension: block arguments are
 from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import Operation
 
-from triton_cpu.analysis.axis_info import element_type, shape_of
+from triton_cpu.analysis.axis_info import attr_int, element_type, shape_of
 from triton_cpu.dialects import tt
 
-from .util import attr_int, is_tensor
+from .util import is_tensor
 
 
 def _outside_values(op: Operation):

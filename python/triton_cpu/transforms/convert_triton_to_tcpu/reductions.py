@@ -27,10 +27,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation
 
-from triton_cpu.analysis.axis_info import attr, element_type, shape_of
+from triton_cpu.analysis.axis_info import attr, attr_int, element_type, shape_of
 from triton_cpu.dialects.compat import arith
 
-from .util import INDEX, attr_int, bits, vec_type
+from .util import INDEX, bits, vec_type
 
 _F32 = Float32Type()
 _NARROW_FLOATS = (Float16Type, BFloat16Type)

@@ -16,10 +16,10 @@ from xdsl.dialects import vector
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation
 
-from triton_cpu.analysis.axis_info import element_type, shape_of
+from triton_cpu.analysis.axis_info import attr_int, element_type, shape_of
 from triton_cpu.dialects.compat import arith
 
-from .util import INDEX, attr_int
+from .util import INDEX
 
 
 def expand_dims(em, v, idx, width, lane):

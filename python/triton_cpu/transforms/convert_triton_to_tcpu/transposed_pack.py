@@ -19,10 +19,10 @@ from xdsl.dialects import vector
 from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, TensorType, i64
 from xdsl.ir import Operation, SSAValue
 
-from triton_cpu.analysis.axis_info import attr, element_type, shape_of
+from triton_cpu.analysis.axis_info import attr, attr_int, element_type, shape_of
 
 from .core import is_elementwise
-from .util import attr_int, is_tensor, widen
+from .util import is_tensor, widen
 
 # How lanes along one dimension read a tensor's sources.
 _UNIFORM = 0   # no memory access varies along it (splats, ranges, constants)

@@ -2,7 +2,6 @@
 from xdsl.dialects.builtin import IndexType, IntegerType, TensorType, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from triton_cpu.analysis.axis_info import attr
 from triton_cpu.dialects.compat import arith
 
 INDEX = IndexType()
@@ -13,13 +12,6 @@ Index = SSAValue | int  # a loop index, or a constant index (0 for broadcast dim
 # for a zero divisor.
 INTEGER_DIVISIONS = frozenset({"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
                                "arith.ceildivsi", "arith.ceildivui"})
-
-
-def attr_int(op: Operation, name: str, default: int | None = None) -> int | None:
-    a = attr(op, name)
-    if a is None:
-        return default
-    return a.value.data
 
 
 def is_tensor(value: SSAValue) -> bool:
