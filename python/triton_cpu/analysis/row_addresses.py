@@ -3,20 +3,17 @@ of pointers provably never share an address. Read on TTIR (make_range, expand_di
 broadcast, splat, addptr), by split-row-tiles and by the conversion's choice between
 reloading a load and keeping it in a buffer.
 """
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from triton_cpu.analysis.axis_info import attr
+from triton_cpu.analysis.axis_info import attr, attr_int
+from triton_cpu.analysis.loops import constant_int
 
 
 def _op(v: SSAValue, *names: str) -> Operation | None:
     """v's defining op when it is one of `names`."""
     owner = v.owner
     return owner if isinstance(owner, Operation) and owner.name in names else None
-
-
-def _int_prop(op: Operation, name: str) -> int:
-    return attr(op, name).value.data
 
 
 def pointer_root(v: SSAValue) -> BlockArgument | None:
@@ -40,25 +37,21 @@ def constant_at_least(v: SSAValue, bound: int) -> bool:
     """v is an integer constant (scalar, or splat through splat/broadcast) >= bound."""
     while (op := _op(v, "tt.splat", "tt.broadcast")) is not None:
         v = op.operands[0]
-    op = _op(v, "arith.constant")
-    if op is None:
-        return False
-    value = attr(op, "value")
-    if isinstance(value, IntegerAttr):
-        return value.value.data >= bound
-    if isinstance(value, DenseIntOrFPElementsAttr) and value.is_splat():
-        first = value.get_values()[0]
-        return isinstance(first, int) and first >= bound
-    return False
+    c = constant_int(v)
+    if c is None and (op := _op(v, "arith.constant")) is not None:
+        value = attr(op, "value")
+        if isinstance(value, DenseIntOrFPElementsAttr) and value.is_splat():
+            c = value.get_values()[0]
+    return isinstance(c, int) and c >= bound
 
 
 def _range_from_zero(v: SSAValue, axis: int, at_most: int | None = None) -> bool:
     """v = expand_dims(make_range(0, n), axis), with n <= at_most when given."""
     op = _op(v, "tt.expand_dims")
-    if op is None or _int_prop(op, "axis") != axis:
+    if op is None or attr_int(op, "axis") != axis:
         return False
     src = _op(op.operands[0], "tt.make_range")
-    return src is not None and _int_prop(src, "start") == 0 and (at_most is None or _int_prop(src, "end") <= at_most)
+    return src is not None and attr_int(src, "start") == 0 and (at_most is None or attr_int(src, "end") <= at_most)
 
 
 def row_injective(v: SSAValue) -> bool:

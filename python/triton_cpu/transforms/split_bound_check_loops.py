@@ -168,7 +168,7 @@ def _uniform_scalar(v: SSAValue):
     return splat_constant(op)
 
 
-def _check(cmp: Operation, loop: Operation) -> _Check | None:
+def _check(cmp: Operation, loop: Operation, bounds) -> _Check | None:
     p = attr(cmp, "predicate").value.data
     lhs, rhs = cmp.operands
     if p in _RAMP_LEFT:
@@ -207,9 +207,9 @@ def _check(cmp: Operation, loop: Operation) -> _Check | None:
     if shift is None:
         return None
     d_terms, d_lo, d_hi = shift
-    lb, ub, step = _constant_loop(loop)
+    lb = bounds[0]
     # The cast of i + D is exact, and i + D >= 0, over every iteration (the loop must have one).
-    last = last_iteration(lb, ub, step)
+    last = last_iteration(*bounds)
     if last is None or lb + d_lo < 0 or last + d_hi > (1 << (width - 1)) - 1:
         return None
     return _Check(cmp, vt.get_shape()[0], signed, inclusive, width, d_terms, terms, bound)
@@ -226,15 +226,16 @@ def _used_as_value(v: SSAValue) -> bool:
     return False
 
 
-def _checks(loop: Operation) -> list[_Check] | None:
-    """The loop's bound checks on its own induction variable, when splitting pays."""
+def _checks(loop: Operation, bounds) -> list[_Check] | None:
+    """The loop's bound checks on its own induction variable, when splitting pays;
+    `bounds`: the loop's constant (lb, ub, step)."""
     found, count = [], 0
     for op in loop.body.block.walk():
         count += 1
         if count > _MAX_BODY_OPS:
             return None
         if op.name == "arith.cmpi":
-            c = _check(op, loop)
+            c = _check(op, loop, bounds)
             if c is not None:
                 found.append(c)
     return found if any(_used_as_value(c.cmp.results[0]) for c in found) else None
@@ -311,8 +312,8 @@ def _first_off_terms(checks: list[_Check]) -> dict:
     return out
 
 
-def split(loop: Operation, checks: list[_Check]) -> None:
-    lb, ub, step = _constant_loop(loop)
+def split(loop: Operation, bounds, checks: list[_Check]) -> None:
+    lb, ub, step = bounds
     trips = trip_count(lb, ub, step)
     b = _Builder(loop)
     first = None
@@ -346,7 +347,8 @@ class SplitBoundCheckLoops(ModulePass):
     name = "split-bound-check-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for loop in reversed([o for o in op.walk() if _constant_loop(o) is not None]):
-            checks = _checks(loop)
+        loops = [(o, bounds) for o in op.walk() if (bounds := _constant_loop(o)) is not None]
+        for loop, bounds in reversed(loops):
+            checks = _checks(loop, bounds)
             if checks:
-                split(loop, checks)
+                split(loop, bounds, checks)
