@@ -118,9 +118,9 @@ def _around(v, k=3):
 # fp32 arguments where the inline exp/exp2 change regime: overflow, the subnormal results
 # and where they round to 0, the split of the reduced argument, and the special values.
 INLINE_EDGES = {
-    "exp": [88.72283935546875, 88.0, -87.33654, -103.27893, -103.97208, -104.0, -110.0, 0.34657359, -0.34657359,
+    "exp": [86.5, 88.72283935546875, 88.0, -87.33654, -103.27893, -103.97208, -104.0, -110.0, 0.34657359, -0.34657359,
             1e-30, -1e-30, 1e-8, 0.0, -0.0, 89.5, 1e10, -1e10, np.inf, -np.inf, np.nan],
-    "exp2": [128.0, 127.99999, -126.0, -149.0, -149.5, -150.0, -151.0, 0.5, -0.5, 1e-30, 0.0, -0.0, 129.0, 1e10,
+    "exp2": [125.0, 128.0, 127.99999, -126.0, -149.0, -149.5, -150.0, -151.0, 0.5, -0.5, 1e-30, 0.0, -0.0, 129.0, 1e10,
              -1e10, np.inf, -np.inf, np.nan],
     # erf's pieces meet at 0.84 and 2; from 3.92 it rounds to 1; the clamp is at 4.
     "erf": [0.84, 2.0, 3.92, 4.0, 1.25, 1e-30, 1e-40, 0.5, 1.0, 3.0, 10.0, 0.0, -0.0, np.inf, -np.inf, np.nan],
@@ -156,6 +156,36 @@ def test_inline_edges(fn, lib, vector_bits):
     one_by_one = torch.empty_like(x)
     _inline_scalar_kernel[(x.numel(),)](x, one_by_one, FN=fn, math_lib=lib, vector_bits=vector_bits)
     np.testing.assert_array_equal(one_by_one.numpy(), got)
+
+
+@pytest.mark.parametrize("vector_bits", [256, 512])
+@pytest.mark.parametrize("fn", ["exp", "exp2"])
+def test_inline_fast_path_matches_full_path(fn, vector_bits):
+    """exp/exp2 take a shorter path for a vector whose every lane is within the bound where
+    the result is a normal float (inline_math._fast_or_full). Arguments dense over that
+    range, first alone (every vector fast), then with a NaN in every 4th lane (every vector
+    takes the full path): the same bits, within 1 ulp of float64 numpy; and past the bound
+    (full path) the result is still within 1 ulp."""
+    from triton_cpu.codegen import inline_math
+    bound = {"exp": inline_math._EXP_FAST_BOUND, "exp2": inline_math._EXP2_FAST_BOUND}[fn]
+    rng = np.random.default_rng(3)
+    x = np.concatenate([np.linspace(-bound, bound, 1 << 15), rng.uniform(-1, 1, 1 << 13) * 2.0 ** rng.integers(
+        -30, 1, 1 << 13), rng.uniform(-bound, bound, 1 << 13)]).astype(np.float32)
+    fast = acc.run(fn, [x], "libmvec", vector_bits=vector_bits)
+    err = acc.ulp_errors(fast, acc.reference(fn, [x], np.float32), np.float32)
+    assert err.max() <= 1.0, f"{fn}: {err.max():.3g} ulp at {x[np.argmax(err)]}"
+    poisoned = x.copy()
+    poisoned[::4] = np.nan
+    full = acc.run(fn, [poisoned], "libmvec", vector_bits=vector_bits)
+    assert np.isnan(full[::4]).all()
+    keep = np.ones(x.size, bool)
+    keep[::4] = False
+    np.testing.assert_array_equal(full[keep], fast[keep])
+    beyond = np.float32(bound) * np.linspace(1.0, 1.2, 4096, dtype=np.float32)
+    beyond = np.concatenate([beyond, -beyond])
+    got = acc.run(fn, [beyond], "libmvec", vector_bits=vector_bits)
+    err = acc.ulp_errors(got, acc.reference(fn, [beyond], np.float32), np.float32)
+    assert err.max() <= 1.0, f"{fn}: {err.max():.3g} ulp at {beyond[np.argmax(err)]}"
 
 
 def test_environment_knob_and_errors(monkeypatch):

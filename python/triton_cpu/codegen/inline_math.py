@@ -22,7 +22,16 @@ exp and exp2:
   * multiply by 2^q built from exponent bits, in two halves (2^(q>>1) * 2^(q - (q>>1))) so
     that results down into the subnormals are rounded once and q = 128 does not overflow
     the exponent field early; both exponent fields come from that pattern by three integer
-    operations (four more took q out of it, and added the bias to each half).
+    operations (four more took q out of it, and added the bias to each half);
+  * but first, one branch per vector: when every lane has |x| <= 86.5 (exp; exp2: 125),
+    |q| <= 125 and e^s is in [0.7, 1.5), so 2^q * e^s is a normal float: that path skips
+    the clamp and adds q to e^s's exponent field (a shift and an integer add, exact) instead
+    of the two multiplications. A vector with any other lane (an overflow, a subnormal
+    result, a masked-off -inf, a NaN) takes the full path. Both give the same bits where
+    the fast one applies: the same q (the two rounders differ by 254, an even integer, so
+    even ties round alike), the same e^s, and both scalings are exact there. The fast path
+    is 9 operations on the FMA ports per vector instead of 13, plus 2 integer ones instead
+    of 4 (a softmax row's exp loop: 25% less time, one thread, rows in L1).
 erf: three polynomial pieces selected per lane (erf_f32).
 
 Measured (python -m triton_cpu.tools.math_accuracy; emulated over every fp32 input for
@@ -75,12 +84,16 @@ def _clamp(b, x, lo, hi):
 _ROUNDER = 12582912.0 + 254
 
 
-def _split_rounded(b, big):
-    """(n as a float, the bit pattern of big) from big = v + _ROUNDER (added by the caller,
+# 1.5 * 2^23 alone, for the fast path: the pattern's low 9 bits are n itself (mod 2^9).
+_ROUNDER_FAST = 12582912.0
+
+
+def _split_rounded(b, big, rounder):
+    """(n as a float, the bit pattern of big) from big = v + rounder (added by the caller,
     fused with the multiply that computes v where there is one): instead of rint and
     fptosi, whose result is poison for a NaN lane, which forced a select on the result."""
     t = big.type
-    n = b.fsub(big, cg.const(t, _ROUNDER))
+    n = b.fsub(big, cg.const(t, rounder))
     return n, b.bitcast(big, cg.with_scalar(t, cg.I32))
 
 
@@ -98,11 +111,54 @@ def _scale_by_pow2(b, r, bits):
     return b.fmul(b.fmul(r, b.bitcast(p1, r.type)), b.bitcast(p2, r.type))
 
 
+def _scale_normal(b, r, bits):
+    """r * 2^q for r in [0.5, 2) and the integer q whose _ROUNDER_FAST pattern is `bits`, when
+    the result is a normal float: q added to r's exponent field (q << 23 keeps q's low 9
+    bits, two's complement, and the add wraps alike)."""
+    it = bits.type
+    return b.bitcast(b.add(b.bitcast(r, it), b.shl(bits, cg.const(it, 23))), r.type)
+
+
+def _fast_or_full(b, x, bound, emit):
+    """emit(fast=True) when every lane of x has |x| <= bound, else emit(fast=False): one
+    branch per vector (a compare, a mask reduction), weighted so that the fast path is the
+    straight line."""
+    t = x.type
+    fabs = cg.call_intrinsic(b, "llvm.fabs", [t], t, [x])
+    ok = b.fcmp_ordered("<=", fabs, cg.const(t, bound))  # false for NaN
+    if isinstance(t, ir.VectorType):
+        ok = cg.call_intrinsic(b, "llvm.vector.reduce.and", [ok.type], cg.I1, [ok])
+    fast_block = b.append_basic_block("fast")
+    full_block = b.append_basic_block("full")
+    done = b.append_basic_block("done")
+    b.cbranch(ok, fast_block, full_block).set_weights([1 << 20, 1])
+    results = []
+    for block, fast in ((fast_block, True), (full_block, False)):
+        b.position_at_end(block)
+        results.append((emit(fast), b.block))
+        b.branch(done)
+    b.position_at_end(done)
+    phi = b.phi(t)
+    for value, block in results:
+        phi.add_incoming(value, block)
+    return phi
+
+
+# |x| up to these keeps |q| <= 125 (exp: q = round(x log2 e)).
+_EXP_FAST_BOUND = 86.5
+_EXP2_FAST_BOUND = 125.0
+
+
 def exp_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _fast_or_full(b, x, _EXP_FAST_BOUND, lambda fast: _exp_f32(b, x, fast))
+
+
+def _exp_f32(b, x, fast):
     t = x.type
     # e^x is 0 below -103.97 (half the smallest subnormal) and infinite above 88.73.
-    xc = _clamp(b, x, -104.0, 89.0)
-    q, bits = _split_rounded(b, _fmuladd(b, xc, cg.const(t, _LOG2E), cg.const(t, _ROUNDER)))
+    xc = x if fast else _clamp(b, x, -104.0, 89.0)
+    rounder = _ROUNDER_FAST if fast else _ROUNDER
+    q, bits = _split_rounded(b, _fmuladd(b, xc, cg.const(t, _LOG2E), cg.const(t, rounder)), rounder)
     # s = s_hi + c exactly, with s_hi exact and |c| < 2^-12: the polynomial's argument is s
     # rounded, but the linear term keeps both parts (e^s = 1 + s_hi + (c + s^2 P(s))), so
     # the rounding of s costs nothing and the result is rounded about 0.75 ulp at most.
@@ -111,17 +167,22 @@ def exp_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     s = b.fadd(s_hi, c)
     tail = _fmuladd(b, b.fmul(s, s), _horner(b, s, _EXP_POLY), c)
     es = b.fadd(b.fadd(s_hi, tail), cg.const(t, 1.0))
-    return _scale_by_pow2(b, es, bits)
+    return _scale_normal(b, es, bits) if fast else _scale_by_pow2(b, es, bits)
 
 
 def exp2_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _fast_or_full(b, x, _EXP2_FAST_BOUND, lambda fast: _exp2_f32(b, x, fast))
+
+
+def _exp2_f32(b, x, fast):
     t = x.type
     # 2^x is 0 from -150 down (ties to even) and infinite from 128 up.
-    xc = _clamp(b, x, -151.0, 129.0)
-    q, bits = _split_rounded(b, b.fadd(xc, cg.const(t, _ROUNDER)))
+    xc = x if fast else _clamp(b, x, -151.0, 129.0)
+    rounder = _ROUNDER_FAST if fast else _ROUNDER
+    q, bits = _split_rounded(b, b.fadd(xc, cg.const(t, rounder)), rounder)
     s = b.fsub(xc, q)  # exact
     es = _fmuladd(b, s, _horner(b, s, _EXP2_POLY), cg.const(t, 1.0))
-    return _scale_by_pow2(b, es, bits)
+    return _scale_normal(b, es, bits) if fast else _scale_by_pow2(b, es, bits)
 
 
 # erf in three pieces, each a constant plus a polynomial whose value is small beside it, so
