@@ -39,7 +39,10 @@ def test_rows(D, B, n_rows, cut, vector_bits):
         # the store of each step (the row's load stays in the step: its mask changes there).
         # With n divisible by 16 (specialized, like Inductor's xnumel) the mask is constant
         # over the 16 lanes of a step: the row's load is a scalar load and the table's a
-        # vector load; else both are gathers.
+        # vector load; else both are gathers. (Without the prefetch of the next program's
+        # rows, whose own loop nest comes first.)
+        k = rows_kernel[(triton.cdiv(n, B),)](idx, table, out, n, D=D, W=D + 3, B=B, vector_bits=vector_bits,
+                                              prefetch=False)
         assert _depth(k, "arith.divsi") < _depth(k, '"tcpu.vstore"'), k.asm["ttcir"]
         assert "tcpu.gather" not in str(k.asm["ttcir"])
 

@@ -52,6 +52,21 @@ def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + tl.load(y_ptr + offs, mask=offs < n), mask=offs < n)
 
 
+@triton.jit
+def gather_pairs(idx_ptr, table_ptr, out_ptr, n, XBLOCK: tl.constexpr):
+    # Inductor's shape for `e = table[idx]; e[:, ::2] * 2 + e[:, 1::2]` over 128-wide rows:
+    # the rows come from an index load; a negative index marks a row to skip.
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    xmask = xindex < n
+    x1 = xindex // 128
+    x0 = xindex % 128
+    t = tl.load(idx_ptr + x1, mask=xmask, other=0)
+    live = xmask & (t >= 0)
+    a = tl.load(table_ptr + (2 * x0 + 256 * t), mask=live, other=0.0)
+    b = tl.load(table_ptr + (1 + 2 * x0 + 256 * t), mask=live, other=0.0)
+    tl.store(out_ptr + xindex, a * 2.0 + b, mask=xmask)
+
+
 def prefetches(k) -> int:
     return k.asm["llir"].count("call void @llvm.prefetch")
 
@@ -93,6 +108,25 @@ def test_elementwise_kernel_has_no_prefetch():
     k = add[(5,)](x, y, out, 5000, BLOCK=1024)
     torch.testing.assert_close(out, x + y)
     assert prefetches(k) == 0
+
+
+@pytest.mark.parametrize("bounds_check", [False, True])
+@pytest.mark.parametrize("rows, xblock", [(37, 512), (64, 256), (3, 1024)])
+def test_gather_prefetches_next_programs_rows(rows, xblock, bounds_check):
+    """A gather's rows come from an index load, which no hardware prefetcher follows: the
+    index load is repeated for the next program and its rows prefetched (not in the
+    bounds-checked mode, which would check that load as the next program's). Indices of
+    -2^40 (skipped rows) make wild prefetch addresses, which must not fault."""
+    table = torch.randn(1000, 256)
+    idx = torch.randint(0, 1000, (rows,))
+    idx[::5] = -(1 << 40)
+    out = torch.empty(rows * 128)
+    n = out.numel()
+    k = gather_pairs[(triton.cdiv(n, xblock),)](idx, table, out, n, XBLOCK=xblock, bounds_check=bounds_check)
+    e = table[idx.clamp(min=0)]
+    ref = torch.where((idx >= 0)[:, None], e[:, ::2] * 2 + e[:, 1::2], 0.0).reshape(-1)
+    torch.testing.assert_close(out, ref)
+    assert (prefetches(k) > 0) == (not bounds_check)
 
 
 def test_prefetch_past_the_end_of_mapped_memory():

@@ -25,7 +25,7 @@ def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = 
         UniformLoopIncrements(),
         TransposeColumnTiles(),
         SplitRowTiles(),
-        *([PrefetchNextProgram()] if prefetch else []),
+        *([PrefetchNextProgram(indirect=not bounds_check)] if prefetch else []),
         PeelAccumulatorLoops(),
         ConvertTritonToTCPU(vector_bits=vector_bits, bf16_dot=bf16_dot),
         SplitBoundCheckLoops(),

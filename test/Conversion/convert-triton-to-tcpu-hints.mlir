@@ -47,3 +47,35 @@ tt.func public @prefetch_tile(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
   "tcpu.prefetch"(%p) : (tensor<2x64x!tt.ptr<f32>>) -> ()
   tt.return
 }
+
+// Lanes two fp32 elements apart within runs of 128 (Inductor's `2*x0 + 256*row`): one
+// prefetch every 8 lanes still covers every line; a tile with no known step between its
+// lanes (a gather with an index per lane) is not prefetched.
+// CHECK-LABEL: func.func public @prefetch_strided
+// CHECK: %[[EIGHT:.*]] = arith.constant 8 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[EIGHT]] {
+// CHECK: "tcpu.prefetch"
+// CHECK-NOT: tcpu.prefetch
+// CHECK: func.return
+tt.func public @prefetch_strided(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %rows: !tt.ptr<i32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %c128 = arith.constant dense<128> : tensor<256xi32>
+  %c2 = arith.constant dense<2> : tensor<256xi32>
+  %c256 = arith.constant dense<256> : tensor<256xi32>
+  %x0 = arith.remsi %r, %c128 : tensor<256xi32>
+  %x1 = arith.divsi %r, %c128 : tensor<256xi32>
+  %rs = tt.splat %rows : !tt.ptr<i32> -> tensor<256x!tt.ptr<i32>>
+  %rp = tt.addptr %rs, %x1 : tensor<256x!tt.ptr<i32>>, tensor<256xi32>
+  %row = tt.load %rp : tensor<256x!tt.ptr<i32>>
+  %a = arith.muli %x0, %c2 : tensor<256xi32>
+  %b = arith.muli %row, %c256 : tensor<256xi32>
+  %o = arith.addi %a, %b : tensor<256xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %o : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  "tcpu.prefetch"(%p) : (tensor<256x!tt.ptr<f32>>) -> ()
+  %ip = tt.addptr %rs, %r : tensor<256x!tt.ptr<i32>>, tensor<256xi32>
+  %each = tt.load %ip : tensor<256x!tt.ptr<i32>>
+  %g = tt.addptr %xs, %each : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  "tcpu.prefetch"(%g) : (tensor<256x!tt.ptr<f32>>) -> ()
+  tt.return
+}

@@ -1,4 +1,5 @@
 // RUN: triton-cpu-opt %s -p prefetch-next-program | FileCheck %s
+// RUN: triton-cpu-opt %s -p 'prefetch-next-program{indirect=false}' | FileCheck %s --check-prefix=DIRECT
 
 // A row per program: after the first reduction over the loaded row, the same address
 // computation runs again with the next program's ids (axis 0 first, wrapping into 1 and 2)
@@ -123,8 +124,8 @@ tt.func public @accumulated_blocks(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}
 }
 
 // Left alone: an elementwise kernel (no reduction reads the load: the hardware prefetcher
-// follows its contiguous stream), an address read from memory, a loop-carried pointer, and
-// a loop reading the same tile in every iteration.
+// follows its contiguous stream), an address read through two loads, a loop-carried
+// pointer, and a loop reading the same tile in every iteration.
 // CHECK-LABEL: tt.func public @left_alone
 // CHECK-NOT: tcpu.prefetch
 // CHECK: tt.return
@@ -142,7 +143,9 @@ tt.func public @left_alone(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %idx: 
   %yp = tt.addptr %ys, %offs : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
   tt.store %yp, %v : tensor<256x!tt.ptr<f32>>
   %ip = tt.addptr %idx, %pid : !tt.ptr<i32>, i32
-  %row = tt.load %ip : !tt.ptr<i32>
+  %i1 = tt.load %ip : !tt.ptr<i32>
+  %ip2 = tt.addptr %idx, %i1 : !tt.ptr<i32>, i32
+  %row = tt.load %ip2 : !tt.ptr<i32>
   %rb = tt.addptr %x, %row : !tt.ptr<f32>, i32
   %rs = tt.splat %rb : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
   %rp = tt.addptr %rs, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
@@ -186,5 +189,57 @@ tt.func public @left_alone(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %idx: 
     }) : (tensor<256xf32>) -> f32
     tt.store %tp, %is : !tt.ptr<f32>
   }
+  tt.return
+}
+
+// A gather (Inductor's `table[idx]` with `e[:, ::2] + e[:, 1::2]`): no reduction, but the
+// rows come from an index load, which the hardware prefetcher cannot follow. The index load
+// itself is cloned with the next program's ids, and one prefetch covers both loads (they
+// differ by one element: the same lines). Without `indirect`, nothing.
+// CHECK-LABEL: tt.func public @gather_rows
+// CHECK: %[[T:.*]] = tt.load %[[TP:[a-z0-9_]+]] : tensor<512x!tt.ptr<i64>>
+// CHECK: %[[A:.*]] = tt.load %[[AP:[a-z0-9_]+]] : tensor<512x!tt.ptr<f32>>
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK: %[[NX:.*]] = arith.select
+// CHECK: %[[NOFF:.*]] = arith.muli %[[NX]], %c512
+// CHECK: %[[NT:.*]] = tt.load %{{.*}} : tensor<512x!tt.ptr<i64>>
+// CHECK: arith.muli %[[NT]], %c256
+// CHECK: %[[NP:.*]] = tt.addptr
+// CHECK-NEXT: "tcpu.prefetch"(%[[NP]]) : (tensor<512x!tt.ptr<f32>>) -> ()
+// CHECK-NOT: tcpu.prefetch
+// CHECK: tt.return
+// DIRECT-LABEL: tt.func public @gather_rows
+// DIRECT-NOT: tcpu.prefetch
+// DIRECT: tt.return
+tt.func public @gather_rows(%idx: !tt.ptr<i64> {tt.divisibility = 16 : i32}, %table: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %out: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %pid = tt.get_program_id x : i32
+  %c512 = arith.constant 512 : i32
+  %start = arith.muli %pid, %c512 : i32
+  %r = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32>
+  %ss = tt.splat %start : i32 -> tensor<512xi32>
+  %xi = arith.addi %ss, %r : tensor<512xi32>
+  %c128 = arith.constant dense<128> : tensor<512xi32>
+  %x1 = arith.divsi %xi, %c128 : tensor<512xi32>
+  %x0 = arith.remsi %xi, %c128 : tensor<512xi32>
+  %is = tt.splat %idx : !tt.ptr<i64> -> tensor<512x!tt.ptr<i64>>
+  %ip = tt.addptr %is, %x1 : tensor<512x!tt.ptr<i64>>, tensor<512xi32>
+  %t = tt.load %ip : tensor<512x!tt.ptr<i64>>
+  %c2 = arith.constant dense<2> : tensor<512xi32>
+  %c256 = arith.constant dense<256> : tensor<512xi64>
+  %two_x0 = arith.muli %x0, %c2 : tensor<512xi32>
+  %wide = arith.extsi %two_x0 : tensor<512xi32> to tensor<512xi64>
+  %row = arith.muli %t, %c256 : tensor<512xi64>
+  %off = arith.addi %wide, %row : tensor<512xi64>
+  %ts = tt.splat %table : !tt.ptr<f32> -> tensor<512x!tt.ptr<f32>>
+  %ap = tt.addptr %ts, %off : tensor<512x!tt.ptr<f32>>, tensor<512xi64>
+  %a = tt.load %ap : tensor<512x!tt.ptr<f32>>
+  %c1 = arith.constant dense<1> : tensor<512xi64>
+  %off1 = arith.addi %off, %c1 : tensor<512xi64>
+  %bp = tt.addptr %ts, %off1 : tensor<512x!tt.ptr<f32>>, tensor<512xi64>
+  %b = tt.load %bp : tensor<512x!tt.ptr<f32>>
+  %sum = arith.addf %a, %b : tensor<512xf32>
+  %os = tt.splat %out : !tt.ptr<f32> -> tensor<512x!tt.ptr<f32>>
+  %op = tt.addptr %os, %xi : tensor<512x!tt.ptr<f32>>, tensor<512xi32>
+  tt.store %op, %sum : tensor<512x!tt.ptr<f32>>
   tt.return
 }

@@ -271,7 +271,19 @@ class AxisInfoAnalysis:
         k = k or (1,) * len(shape)
         return AxisInfo((1,) * len(shape), (1,) * len(shape), k)
 
-    _arith_cmpf = _arith_select = _arith_andi = _arith_ori = _arith_xori = _elementwise
+    _arith_cmpf = _arith_andi = _arith_ori = _arith_xori = _elementwise
+
+    def _arith_select(self, op, shape):
+        """One of two values: a scalar condition picks one whole (what holds for both); a
+        tensor one picks per element, so runs and divisibility hold only where both have
+        them element by element (a run of one)."""
+        a, b = self.get(op.operands[1]), self.get(op.operands[2])
+        if not isinstance(op.operands[0].type, TensorType):
+            return _join(a, b)
+        info = self._elementwise(op, shape)
+        d = tuple(gcd(a.divisibility[i] if a.contiguity[i] == 1 else 1,
+                      b.divisibility[i] if b.contiguity[i] == 1 else 1) for i in range(len(shape)))
+        return replace(info, divisibility=d, nonneg=a.nonneg and b.nonneg)
 
     # arith.cmpi predicates that flip where x reaches n for `x pred n` (slt, sge, ult, uge)
     # and for `n pred x` (sle, sgt, ule, ugt).

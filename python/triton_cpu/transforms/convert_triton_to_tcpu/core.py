@@ -57,7 +57,7 @@ from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
 
-from . import contiguity_checks, strided_loads
+from . import contiguity_checks, hints, strided_loads
 from .lane_groups import LaneGroup, group_size, grouped_value
 from .shape_ops import FUSED
 from .util import INDEX, Index, is_tensor, is_volatile, vec_type
@@ -394,6 +394,10 @@ class FuncLowering:
         # lowered (their pointers' scalar parts are rewritten on the way).
         self.stride_families = strided_loads.families(
             self, [op for op in all_ops if op.name == "tt.load" and is_tensor(op.ptr)])
+        # Lanes per prefetch of each tile prefetch (hints.prefetch_step), found before any
+        # op is lowered for the same reason.
+        self.prefetch_steps = {op: hints.prefetch_step(self.axis, op.ptr) for op in all_ops
+                               if op.name == "tcpu.prefetch" and is_tensor(op.ptr)}
         # Source locations of the ops being lowered, innermost last: every op the
         # lowering emits takes the last one (see TileEmitter.emit), so that line tables
         # and bounds-check reports point at the user's line.

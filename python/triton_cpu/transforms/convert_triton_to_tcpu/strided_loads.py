@@ -35,24 +35,25 @@ from .util import is_tensor, is_volatile
 MAX_LOAD_STRIDE = 4
 
 
-def offset_terms(low, v: SSAValue, coef: int = 1, depth: int = 0):
-    """[(coefficient, leaf)] with v = sum of coefficient * leaf, or None (too deep)."""
+def offset_terms(axis, v: SSAValue, coef: int = 1, depth: int = 0):
+    """[(coefficient, leaf)] with v = sum of coefficient * leaf, or None (too deep);
+    `axis` (an AxisInfoAnalysis) tells the constant factors."""
     if depth > 8:
         return None
     op = v.owner if isinstance(v.owner, Operation) else None
     name = op.name if op is not None and is_tensor(v) else ""
     if name in ("tt.addptr", "arith.addi", "arith.subi"):
-        a = offset_terms(low, op.operands[0], coef, depth + 1)
-        b = offset_terms(low, op.operands[1], -coef if name == "arith.subi" else coef, depth + 1)
+        a = offset_terms(axis, op.operands[0], coef, depth + 1)
+        b = offset_terms(axis, op.operands[1], -coef if name == "arith.subi" else coef, depth + 1)
         return None if a is None or b is None else a + b
     if name in ("arith.extsi", "arith.extui"):
         # Widening keeps the sum (the analysis, too, assumes the narrow one did not wrap).
-        return offset_terms(low, op.operands[0], coef, depth + 1)
+        return offset_terms(axis, op.operands[0], coef, depth + 1)
     if name == "arith.muli":
         for x, y in (op.operands, op.operands[::-1]):
-            c = low.axis.get(y).value if is_tensor(y) else None
+            c = axis.get(y).value if is_tensor(y) else None
             if c is not None:
-                return offset_terms(low, x, coef * c, depth + 1)
+                return offset_terms(axis, x, coef * c, depth + 1)
     return [(coef, v)]
 
 
@@ -61,7 +62,7 @@ def lane_stride(low, ptr: SSAValue, width: int, lane: int) -> tuple[int, bool]:
     MAX_LOAD_STRIDE) in every chunk of `width` lanes, else (0, False). `proven` is False
     when that rests on the optimistic analysis (`axis_assumed`): the caller then checks it
     at run time."""
-    terms = offset_terms(low, ptr)
+    terms = offset_terms(low.axis, ptr)
     if terms is None:
         return 0, False
     for analysis in (low.axis, low.axis_assumed):
@@ -95,21 +96,11 @@ def families(low, loads) -> dict[Operation, Member]:
     for op in loads:
         if is_volatile(op):
             continue  # each volatile load reads memory itself
-        terms = offset_terms(low, op.ptr)
-        if terms is None:
+        split = split_offset(low.axis, op.ptr)
+        if split is None:
             continue
-        const, rest = 0, {}
-        for coef, leaf in terms:
-            value = low.axis.get(leaf).value if is_tensor(leaf) else None
-            if value is not None:
-                const += coef * value
-                continue
-            key, offset = _leaf_key(low, leaf)
-            const += coef * offset
-            rest[key] = rest.get(key, 0) + coef
-        key = (op.parent_block(), op.mask, op.ptr.type,
-               frozenset((k, c) for k, c in rest.items() if c))
-        groups.setdefault(key, []).append((const, op))
+        rest, const = split
+        groups.setdefault((op.parent_block(), op.mask, op.ptr.type, rest), []).append((const, op))
     out = {}
     for key, members in groups.items():
         coefs = [abs(c) for _, c in key[3]]
@@ -122,7 +113,26 @@ def families(low, loads) -> dict[Operation, Member]:
     return out
 
 
-def _leaf_key(low, leaf: SSAValue):
+def split_offset(axis, ptr: SSAValue) -> tuple[frozenset, int] | None:
+    """(rest, const) with ptr = rest + const elements: `rest` names the non-constant terms
+    as a set of (leaf key, coefficient), equal for pointers that differ only in a constant
+    offset; None when the offset is too deep to take apart."""
+    terms = offset_terms(axis, ptr)
+    if terms is None:
+        return None
+    const, rest = 0, {}
+    for coef, leaf in terms:
+        value = axis.get(leaf).value if is_tensor(leaf) else None
+        if value is not None:
+            const += coef * value
+            continue
+        key, offset = _leaf_key(axis, leaf)
+        const += coef * offset
+        rest[key] = rest.get(key, 0) + coef
+    return frozenset((k, c) for k, c in rest.items() if c), const
+
+
+def _leaf_key(axis, leaf: SSAValue):
     """(key, offset): leaf = (what key names) + offset, with equal keys for a splat of the
     same scalar and the offset of a scalar pointer plus a constant (`x + 1 + 2 * i` splats
     the scalar x + 1)."""
@@ -131,7 +141,7 @@ def _leaf_key(low, leaf: SSAValue):
         return leaf, 0
     scalar, offset = op.operands[0], 0
     while isinstance(scalar.owner, Operation) and scalar.owner.name == "tt.addptr":
-        c = low.axis.get(scalar.owner.operands[1]).value
+        c = axis.get(scalar.owner.operands[1]).value
         if c is None:
             break
         offset += c
