@@ -6,11 +6,15 @@ interpreter (TRITON_INTERPRET=1) on the same inputs; any difference is a finding
     python scripts/fuzz.py --seeds 50 --start 1000 --out /tmp/fz   # seeds 1000..1049
     python scripts/fuzz.py --show 17                   # print kernel 17's source and exit
     python scripts/fuzz.py --seeds 20 --no-shrink -v   # no shrinking, one line per kernel
+    python scripts/fuzz.py --seeds 500 --family rows   # only the Inductor-shaped kernels among them
 
 Kernel i comes from seed i alone (same source, same inputs). Each kernel is a list of
 statements built by a typed generator (loads with several addressing modes, elementwise ops
 with broadcasting, casts and bitcasts, reductions and scans, shape ops, tl.dot, `for` loops
 carrying tensors, `if` on scalars) and ends with stores of the values nothing else used.
+A fifth of the seeds (ROWS_FAMILY) build an Inductor-shaped kernel instead
+(Gen.generate_rows): masked [X, R] row tiles of up to 16 x 1024, gathers through an index
+load, row reductions broadcast back, a row cumsum.
 
 Both sides run in persistent child processes (one for the backend, one for the
 interpreter, started with OMP_NUM_THREADS=1 TRITON_CPU_NUM_THREADS=1); a child that crashes
@@ -1377,6 +1381,128 @@ class Gen:
             self.store(top[-1] if top else self.load())
         return k
 
+    # ---- the Inductor-shaped family ----
+    def generate_rows(self):
+        """A kernel shaped like Inductor's persistent reductions and gathers: each program
+        owns X rows of an [rows, R] matrix (`xindex = pid * X + arange(X)[:, None]`,
+        `rindex = arange(R)[None, :]`, both masked against numels that may cut the last
+        program's rows and every row's tail), loads whole tiles, a weight row and per-row
+        values, possibly gathers its rows through an index tensor, computes elementwise
+        chains with row reductions (sum, max, min, keep_dims, broadcast back), a row-wise
+        cumsum, and stores tiles and per-row results under the masks. Tiles of up to 16 x
+        1024 reach the passes the small tiles of `generate` never do (split-row-tiles,
+        prefetch-next-program's gathers)."""
+        r = self.r
+        k = self.k
+        k.grid = (r.choice([1, 2, 3, 4]),)
+        X = r.choice([1, 2, 4, 8, 8, 16])
+        R = r.choice([64, 128, 256, 512, 1024])
+        while X * R > 8192:
+            R //= 2
+        rows = k.grid[0] * X
+        xn = rows - (r.randrange(X) if r.random() < 0.4 else 0)
+        rn = R - (r.choice([1, 3, R // 4, R // 2]) if r.random() < 0.4 else 0)
+        self.block = k.body
+        self.scopes = [[V("pid", "int32", ())]]
+        tile, col, row = (X, R), (1, R), (X, 1)
+        xi = self.expr("pid * %d + tl.arange(0, %d)[:, None]" % (X, X), [], "int32", row, "prop", ["rows.x"])
+        ri = self.expr("tl.arange(0, %d)[None, :]" % R, [], "int32", col, "prop", ["rows.r"])
+        xm = self.expr("{0} < %d" % xn, [xi], "int1", row, "prop", ["rows.xmask"])
+        rm = self.expr("{0} < %d" % rn, [ri], "int1", col, "prop", ["rows.rmask"])
+        m = self.expr("{0} & {1}", [rm, xm], "int1", tile, "prop", ["rows.mask"])
+        floats = []
+
+        def load(dt, sh, deps, code, tag, buf):
+            out = self.name()
+            node = Node("load", [out], [(dt, sh)], [v.name for v in deps], code, rule="load", tags=[tag], buf=buf)
+            return self.add(node, [V(out, dt, sh, raw=True)])
+
+        in_out = []  # Inductor's in_out_ptr: a tile loaded, then overwritten by a store
+
+        def load_tile():
+            dt = r.choice(["fp32", "fp32", "fp32", "fp16", "bf16"])
+            buf = self.new_buf(dt, rows * R, kind=r.choice(["float", "float", "grid", "special"]))
+            if dt == "fp32" and not in_out and r.random() < 0.3:
+                buf.out = True
+                in_out.append(buf)
+            other = r.choice(["0.0", "float('-inf')", "1.0"]) if dt == "fp32" else "0.0"
+            v = load(dt, tile, [ri, xi, m], "tl.load({P} + ({0} + %d * {1}), {2}, other=%s)" % (R, other),
+                     "rows.load", buf)
+            return v if dt == "fp32" else self.expr("{0}.to(tl.float32)", [v], "fp32", tile, "prop", ["rows.upcast"])
+
+        def gather_tile():
+            n_tab = r.choice([5, 16, 64])
+            t = load("int32", row, [xi, xm], "tl.load({P} + {0}, {1}, other=0)", "rows.index",
+                     self.new_buf("int32", rows, kind="small"))
+            t = self.expr("(({0} %% %d) + %d) %% %d" % (n_tab, n_tab, n_tab), [t], "int32", row, "prop", ["rows.wrap"])
+            stride = r.choice([1, 1, 2])
+            buf = self.new_buf("fp32", n_tab * R * stride, kind=r.choice(["float", "grid"]))
+            return load("fp32", tile, [ri, t, m], "tl.load({P} + (%d * {0} + %d * {1}), {2}, other=0.0)"
+                        % (stride, R * stride), "rows.gather", buf)
+
+        def weight():
+            return load("fp32", col, [ri, rm], "tl.load({P} + {0}, {1}, other=0.0)", "rows.weight",
+                        self.new_buf("fp32", R, kind="float"))
+
+        floats.append(gather_tile() if r.random() < 0.3 else load_tile())
+        outs_tile, outs_row = [], []
+        for _ in range(r.randint(3, 10)):
+            a = r.choice(floats)
+            op = r.choice(["bin", "bin", "weight", "math", "rowred", "rowred", "center", "cumsum", "load", "where"])
+            if op == "load":
+                floats.append(gather_tile() if r.random() < 0.3 else load_tile())
+            elif op == "bin":
+                b = r.choice(floats)
+                sym = r.choice(["+", "-", "*"])
+                floats.append(self.expr("{0} %s {1}" % sym, [a, b], "fp32", tile, "arith", ["rows." + sym]))
+            elif op == "weight":
+                floats.append(self.expr("{0} * {1}", [a, weight()], "fp32", tile, "arith", ["rows.weight"]))
+            elif op == "math":
+                name = r.choice(["exp", "sigmoid", "erf", "abs"])
+                if name == "abs":
+                    floats.append(self.expr("tl.abs({0})", [a], "fp32", tile, "prop", ["rows.abs"]))
+                elif name == "exp":
+                    # exp of a value <= 0 (Inductor's softmax): max subtracted first
+                    mx = self.expr("tl.max(tl.where({1}, {0}, float('-inf')), 1, keep_dims=True)", [a, m], "fp32",
+                                   row, "minmax", ["rows.max"])
+                    d = self.expr("tl.where({2}, {0} - {1}, 0.0)", [a, mx, m], "fp32", tile, "arith", ["rows.sub"])
+                    floats.append(self.expr("tl.exp({0})", [d], "fp32", tile, ("math", 4), ["rows.exp"]))
+                else:
+                    tmpl, ulp, _ = MATH[name]
+                    floats.append(self.expr(tmpl, [a], "fp32", tile, ("math", ulp), ["rows." + name]))
+            elif op in ("rowred", "center"):
+                kind = r.choice(["sum", "max", "min"])
+                neutral = {"sum": "0.0", "max": "float('-inf')", "min": "float('inf')"}[kind]
+                red = self.expr("tl.%s(tl.where({1}, {0}, %s), 1, keep_dims=True)" % (kind, neutral), [a, m], "fp32",
+                                row, ("red", R) if kind == "sum" else "minmax", ["rows." + kind])
+                if op == "center":
+                    floats.append(self.expr("{0} - {1}", [a, red], "fp32", tile, "arith", ["rows.center"]))
+                else:
+                    outs_row.append(red)
+            elif op == "cumsum":
+                floats.append(self.expr("tl.cumsum(tl.where({1}, {0}, 0.0), 1)", [a, m], "fp32", tile, ("red", R),
+                                        ["rows.cumsum"]))
+            elif a.exact:  # a comparison only of exact values (see the module docstring)
+                c = self.expr("{0} > 0", [a], "int1", tile, "prop", ["rows.compare"])
+                floats.append(self.expr("tl.where({0}, {1}, {2})", [c, a, r.choice(floats)], "fp32", tile, "prop",
+                                        ["where"]))
+        outs_tile.append(floats[-1])
+        outs_tile += [f for f in floats[:-1] if r.random() < 0.2]
+        for i, v in enumerate(outs_tile[:3]):
+            dt, cast = r.choice([("fp32", ""), ("fp32", ""), ("fp16", ".to(tl.float16)")])
+            buf = in_out[0] if i == 0 and in_out else self.new_buf(dt, rows * R, kind="bits", out=True)
+            if buf.dtype != dt:
+                cast = ""
+            elif cast:
+                v = self.expr("{0}%s" % cast, [v], dt, tile, "castdown", ["rows.downcast"])
+            self.block.nodes.append(Node("store", [], [], [v.name, ri.name, xi.name, m.name],
+                                         "tl.store({P} + ({1} + %d * {2}), {0}, {3})" % R, tags=["rows.store"], buf=buf))
+        for v in outs_row[:2]:
+            buf = self.new_buf("fp32", rows, kind="bits", out=True)
+            self.block.nodes.append(Node("store", [], [], [v.name, xi.name, xm.name], "tl.store({P} + {1}, {0}, {2})",
+                                         tags=["rows.store_row"], buf=buf))
+        return k
+
     def store(self, v):
         r = self.r
         sh = v.sh
@@ -1405,9 +1531,18 @@ def integer_promote(a, b):
     return b if wb >= wa else a
 
 
+# Share of the seeds whose kernel comes from the Inductor-shaped family (Gen.generate_rows),
+# decided apart from the generator's own stream so that the other seeds keep their kernels.
+ROWS_FAMILY = 0.2
+
+
+def is_rows(seed):
+    return random.Random(seed * 7919 + 17).random() < ROWS_FAMILY
+
+
 def generate(seed):
     g = Gen(seed)
-    k = g.generate()
+    k = g.generate_rows() if is_rows(seed) else g.generate()
     dce(k.body, set())
     analyze(k)
     return k
@@ -1864,6 +1999,8 @@ def main(argv=None):
                         "of the editable install")
     p.add_argument("--show", type=int, default=None, help="print the kernel of this seed and exit")
     p.add_argument("--coverage", action="store_true", help="print construct counts over the seeds and exit")
+    p.add_argument("--family", choices=("all", "rows", "generic"), default="all",
+                   help="only the seeds of one generator family (rows: Gen.generate_rows)")
     p.add_argument("-v", "--verbose", action="store_true")
     a = p.parse_args(argv)
     if a.show is not None:
@@ -1871,7 +2008,7 @@ def main(argv=None):
         print(render(k))
         print("# grid", k.grid, "classes", k.out_cls)
         return 0
-    seeds = range(a.start, a.start + a.seeds)
+    seeds = [s for s in range(a.start, a.start + a.seeds) if a.family == "all" or (a.family == "rows") == is_rows(s)]
     if a.coverage:
         from collections import Counter
         c = Counter()
