@@ -285,3 +285,38 @@ def test_store_overwrites_a_reduced_load(shift, rows, n, stride):
         expected[start:start + n] = x[r] / x[r].abs().sum()
     normalize_shifted_kernel[(1,)](p, SHIFT=shift, ROWS=rows, N=n, STRIDE=stride)
     torch.testing.assert_close(p, expected)
+
+
+@triton.jit
+def looped_row_max_sum(x_ptr, max_ptr, sum_ptr, xnumel, rnumel, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+    # Inductor's looped reduction: accumulators updated under the mask in every block.
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    rbase = tl.arange(0, RBLOCK)[None, :]
+    _max = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)
+    _sum = tl.full([XBLOCK, RBLOCK], 0, tl.float32)
+    for roffset in range(0, rnumel, RBLOCK):
+        rindex = roffset + rbase
+        rmask = rindex < rnumel
+        x = tl.load(x_ptr + (rindex + rnumel * xindex), rmask & xmask, other=0.0)
+        _max = tl.where(rmask & xmask, tl.maximum(_max, x), _max)
+        _sum = tl.where(rmask & xmask, _sum + x, _sum)
+    tl.store(max_ptr + xindex, tl.max(_max, 1)[:, None], xmask)
+    tl.store(sum_ptr + xindex, tl.sum(_sum, 1)[:, None], xmask)
+
+
+@pytest.mark.parametrize("vector_bits", [256, 512])
+@pytest.mark.parametrize("rows, cols, xblock, rblock", [(7, 1000, 1, 256), (16, 3000, 4, 512), (5, 64, 2, 128)])
+def test_masked_accumulator_update(rows, cols, xblock, rblock, vector_bits):
+    """`acc = tl.where(mask, f(acc, x), acc)` keeps masked-off lanes (the last block's tail,
+    rows past the end). Without AVX-512 the stored select is frozen so that LLVM does not
+    make it a vmaskmovps (codegen `_no_masked_store`)."""
+    from triton_cpu import llvm
+    x = torch.randn(rows, cols)
+    mx, sm = torch.full((rows,), 7.0), torch.full((rows,), 7.0)
+    k = looped_row_max_sum[(triton.cdiv(rows, xblock),)](x, mx, sm, rows, cols, XBLOCK=xblock, RBLOCK=rblock,
+                                                           vector_bits=vector_bits)
+    torch.testing.assert_close(mx, x.amax(1))
+    torch.testing.assert_close(sm, x.sum(1), rtol=1e-5, atol=1e-4)
+    if not llvm.host().has("avx512f"):
+        assert "freeze <" in k.asm["llir"]

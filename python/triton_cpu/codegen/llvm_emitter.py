@@ -1341,7 +1341,23 @@ class FunctionEmitter:
             return self.f32_to_bf16_bits(self.builder, x)
         if isinstance(elem_of(vt), IntegerType) and elem_of(vt).width.data == 1:
             return self.builder.zext(x, cg.with_scalar(x.type, cg.I8))
-        return x
+        return self._no_masked_store(x)
+
+    def _no_masked_store(self, x):
+        """`x`, frozen when it is a select of vectors on an x86 host without AVX-512. LLVM's
+        x86 code generator turns `store(select(m, v, load(p)), p)` into a masked store, and
+        AVX2 has that only as vmaskmovps, microcoded on AMD: every chunk of an Inductor
+        looped reduction updates its accumulator that way (`_tmp = tl.where(rmask, new,
+        _tmp)`), and its vmaskmovps took a fifth of a vocabulary softmax's time on Zen 3
+        where a load, a blend and a store cost little (Intel runs either at about one per
+        cycle). The freeze hides the pattern from that fold and changes no value (neither
+        operand is poison); AVX-512's masked stores are fast and keep it."""
+        if not self.me.x86 or self.me.math.has("avx512f") or not isinstance(x, ir.Instruction) or \
+                x.opname != "select" or not isinstance(x.type, ir.VectorType):
+            return x
+        frozen = ir.instructions.Instruction(self.builder.block, x.type, "freeze", [x])
+        self.builder._insert(frozen)
+        return frozen
 
     def _align(self, op, default):
         a = op.properties.get("alignment")
