@@ -79,3 +79,21 @@ tt.func public @prefetch_strided(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, 
   "tcpu.prefetch"(%g) : (tensor<256x!tt.ptr<f32>>) -> ()
   tt.return
 }
+
+// An index per lane times 16 floats: every lane in a line of its own, but no run to step
+// along: not prefetched either.
+// CHECK-LABEL: func.func public @prefetch_scattered_rows
+// CHECK-NOT: tcpu.prefetch
+// CHECK: func.return
+tt.func public @prefetch_scattered_rows(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %rows: !tt.ptr<i32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %c16 = arith.constant dense<16> : tensor<64xi32>
+  %rs = tt.splat %rows : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+  %ip = tt.addptr %rs, %r : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+  %each = tt.load %ip : tensor<64x!tt.ptr<i32>>
+  %o = arith.muli %each, %c16 : tensor<64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %o : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  "tcpu.prefetch"(%p) : (tensor<64x!tt.ptr<f32>>) -> ()
+  tt.return
+}

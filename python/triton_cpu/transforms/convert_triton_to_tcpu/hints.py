@@ -47,8 +47,8 @@ def prefetch_step(axis, ptr) -> int | None:
             continue
         strided.append(coef)
         run = min(run, leaf_info.contiguity[-1])
-    if len(strided) != 1 or strided[0] <= 1:
-        return None
+    if len(strided) != 1 or strided[0] <= 1 or run < 2:
+        return None  # several varying terms, or one that is not a run (an index per lane)
     lanes = LINE_BYTES // (strided[0] * pointee_bytes(element_type(ptr.type)))
     return lanes if 1 <= lanes <= run else None
 
