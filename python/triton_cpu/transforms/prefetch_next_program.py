@@ -60,10 +60,9 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i32
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from triton_cpu.analysis.axis_info import AxisInfoAnalysis
+from triton_cpu.analysis.axis_info import AxisInfoAnalysis, element_type, pointee_bytes
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
-from triton_cpu.analysis.axis_info import element_type, pointee_bytes
 from triton_cpu.transforms.convert_triton_to_tcpu.hints import LINE_BYTES, prefetch_step
 from triton_cpu.transforms.convert_triton_to_tcpu.strided_loads import split_offset
 from triton_cpu.transforms.convert_triton_to_tcpu.util import is_volatile
@@ -95,7 +94,8 @@ class _Slice:
     def of(self, value: SSAValue) -> list[Operation] | None:
         """The slice, [] when `value` does not depend on a root, None when a value on the
         way cannot be recomputed."""
-        ops, depends = [], {}
+        ops: dict[Operation, None] = {}  # in program order, each once (an ordered set)
+        depends = {}
 
         def outside(v: SSAValue) -> bool:
             return self.loop is not None and not self.loop.is_ancestor(
@@ -112,7 +112,7 @@ class _Slice:
                     else False if outside(v) else None
             elif v.owner.name == "tt.get_program_id":
                 d = True
-                ops.append(v.owner)
+                ops[v.owner] = None
             elif v.owner.name == "tt.load" and self.loads and not is_volatile(v.owner):
                 inner = _Slice(self.iv, self.loop)
                 parts = [inner.of(o) for o in v.owner.operands]
@@ -121,8 +121,8 @@ class _Slice:
                 elif any(parts):
                     d = True
                     for p in parts:
-                        ops.extend(op for op in p if op not in ops)
-                    ops.append(v.owner)
+                        ops.update(dict.fromkeys(p))
+                    ops[v.owner] = None
                     self.has_load = True
                 else:
                     d = False  # the same address in every program: the same value, as a hint
@@ -137,12 +137,12 @@ class _Slice:
                         break
                     d = d or od
                 if d:
-                    ops.append(v.owner)
+                    ops[v.owner] = None
             depends[v] = d
             return d
 
         d = visit(value)
-        return None if d is None else ops
+        return None if d is None else list(ops)
 
 
 def _anchor(load: Operation) -> tuple[Operation, bool] | None:
@@ -208,32 +208,31 @@ class PrefetchNextProgram(ModulePass):
         for f in [op for op in module.body.block.ops if op.name == "tt.func"]:
             axis = AxisInfoAnalysis()
             body = f.regions[0].blocks[0]
-            done = []  # pointers prefetched so far
+            done = []  # (pointer type, split_offset) of the loads prefetched so far
             for op in list(body.ops):
                 if op.name == "tt.load" and not _same_lines(axis, op.ptr, done):
                     if _prefetch(op, body, axis, None, self.indirect):
-                        done.append(op.ptr)
+                        done.append((op.ptr.type, split_offset(axis, op.ptr)))
                 elif op.name == "scf.for":
                     loop_body = op.regions[0].blocks[0]
                     for inner in list(loop_body.ops):
                         if inner.name == "tt.load" and not _same_lines(axis, inner.ptr, done):
                             if _prefetch(inner, loop_body, axis, op, self.indirect):
-                                done.append(inner.ptr)
+                                done.append((inner.ptr.type, split_offset(axis, inner.ptr)))
 
 
-def _same_lines(axis, ptr: SSAValue, done: list[SSAValue]) -> bool:
-    """Whether `ptr` is one of `done` plus a constant offset under a line (Inductor's
-    `x[2*i + 1]` next to `x[2*i]`): its prefetch would fetch the same lines again."""
+def _same_lines(axis, ptr: SSAValue, done) -> bool:
+    """Whether `ptr` is a pointer of `done` (pairs of a type and its split_offset) plus a
+    constant offset under a line (Inductor's `x[2*i + 1]` next to `x[2*i]`): its prefetch
+    would fetch the same lines again."""
     if not isinstance(ptr.type, TensorType):
         return False
     split = split_offset(axis, ptr)
-    for other in done:
-        other_split = split_offset(axis, other)
-        if split is not None and other_split is not None and other.type == ptr.type and \
-                split[0] == other_split[0] and \
-                abs(split[1] - other_split[1]) * pointee_bytes(element_type(ptr.type)) < LINE_BYTES:
-            return True
-    return False
+    if split is None:
+        return False
+    size = pointee_bytes(element_type(ptr.type))
+    return any(t == ptr.type and other is not None and other[0] == split[0] and
+               abs(other[1] - split[1]) * size < LINE_BYTES for t, other in done)
 
 
 def _worth_it(load: Operation, axis) -> bool:

@@ -38,15 +38,16 @@ def prefetch_step(axis, ptr) -> int | None:
     info = axis.get(ptr)
     if info.contiguity[-1] >= step or info.constancy[-1] >= step:
         return step
-    terms = offset_terms(axis, ptr)
     strided, run = [], shape_of(ptr)[-1]
-    for coef, leaf in terms or ():
-        leaf_info = axis.get(leaf) if is_tensor(leaf) else None
-        if leaf_info is None or leaf_info.constancy[-1] >= step:
-            run = min(run, leaf_info.constancy[-1]) if leaf_info is not None else run
-            continue
-        strided.append(coef)
-        run = min(run, leaf_info.contiguity[-1])
+    for coef, leaf in offset_terms(axis, ptr) or ():
+        if not is_tensor(leaf):
+            continue  # a scalar: the same in every lane
+        leaf_info = axis.get(leaf)
+        if leaf_info.constancy[-1] >= step:
+            run = min(run, leaf_info.constancy[-1])
+        else:
+            strided.append(coef)
+            run = min(run, leaf_info.contiguity[-1])
     if len(strided) != 1 or strided[0] <= 1 or run < 2:
         return None  # several varying terms, or one that is not a run (an index per lane)
     lanes = LINE_BYTES // (strided[0] * pointee_bytes(element_type(ptr.type)))
