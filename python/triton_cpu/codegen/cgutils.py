@@ -80,6 +80,39 @@ def splat(builder: ir.IRBuilder, value: ir.Value, n: int) -> ir.Value:
     return builder.shuffle_vector(v, ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(I32, n), [0] * n))
 
 
+def freeze(builder: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """LLVM's `freeze` (llvmlite's builder has none): `v` itself unless it is poison."""
+    instr = ir.instructions.Instruction(builder.block, v.type, "freeze", [v])
+    builder._insert(instr)  # noqa: SLF001 - llvmlite inserts custom instructions this way
+    return instr
+
+
+def branch_value(builder: ir.IRBuilder, cond: ir.Value, on_true, on_false, weights=None,
+                 names=("then", "else", "join")) -> ir.Value:
+    """`on_true()` if cond else `on_false()`, each emitted in a block of its own and joined by
+    a phi. `on_false` may be a value computed before instead: the false edge then goes
+    straight to the join. `weights`: (true, false) branch weights, or None; `names`: the
+    three blocks' names."""
+    then_block = builder.append_basic_block(names[0])
+    else_block = builder.append_basic_block(names[1]) if callable(on_false) else None
+    join = builder.append_basic_block(names[2])
+    results = [] if else_block is not None else [(on_false, builder.block)]
+    br = builder.cbranch(cond, then_block, else_block or join)
+    if weights is not None:
+        br.set_weights(list(weights))
+    for block, emit in ((then_block, on_true), (else_block, on_false)):
+        if block is None:
+            continue
+        builder.position_at_end(block)
+        results.append((emit(), builder.block))
+        builder.branch(join)
+    builder.position_at_end(join)
+    phi = builder.phi(results[0][0].type)
+    for value, block in results:
+        phi.add_incoming(value, block)
+    return phi
+
+
 def split(builder: ir.IRBuilder, v: ir.Value, width: int):
     """Chunks of `width` lanes of a vector."""
     n = lanes(v.type)

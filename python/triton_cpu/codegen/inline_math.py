@@ -128,20 +128,8 @@ def _fast_or_full(b, x, bound, emit):
     ok = b.fcmp_ordered("<=", fabs, cg.const(t, bound))  # false for NaN
     if isinstance(t, ir.VectorType):
         ok = cg.call_intrinsic(b, "llvm.vector.reduce.and", [ok.type], cg.I1, [ok])
-    fast_block = b.append_basic_block("fast")
-    full_block = b.append_basic_block("full")
-    done = b.append_basic_block("done")
-    b.cbranch(ok, fast_block, full_block).set_weights([1 << 20, 1])
-    results = []
-    for block, fast in ((fast_block, True), (full_block, False)):
-        b.position_at_end(block)
-        results.append((emit(fast), b.block))
-        b.branch(done)
-    b.position_at_end(done)
-    phi = b.phi(t)
-    for value, block in results:
-        phi.add_incoming(value, block)
-    return phi
+    return cg.branch_value(b, ok, lambda: emit(True), lambda: emit(False), weights=(1 << 20, 1),
+                           names=("fast", "full", "done"))
 
 
 # |x| up to these keeps |q| <= 125 (exp: q = round(x log2 e)).

@@ -495,7 +495,7 @@ class FunctionEmitter:
 
     def op_vector_store(self, op):
         value, ref = op.operands[0], op.operands[1]
-        x = self._store_value(self.v(value), value.type)
+        x = self._no_masked_store(self._store_value(self.v(value), value.type))
         self.builder.store(x, self._element_address(ref, op.operands[2:]), align=_nbytes(x.type.element))
 
     def op_vector_extract(self, op):
@@ -1341,7 +1341,7 @@ class FunctionEmitter:
             return self.f32_to_bf16_bits(self.builder, x)
         if isinstance(elem_of(vt), IntegerType) and elem_of(vt).width.data == 1:
             return self.builder.zext(x, cg.with_scalar(x.type, cg.I8))
-        return self._no_masked_store(x)
+        return x
 
     def _no_masked_store(self, x):
         """`x`, frozen when it is a select of vectors on an x86 host without AVX-512. LLVM's
@@ -1355,9 +1355,7 @@ class FunctionEmitter:
         if not self.me.x86 or self.me.math.has("avx512f") or not isinstance(x, ir.Instruction) or \
                 x.opname != "select" or not isinstance(x.type, ir.VectorType):
             return x
-        frozen = ir.instructions.Instruction(self.builder.block, x.type, "freeze", [x])
-        self.builder._insert(frozen)
-        return frozen
+        return cg.freeze(self.builder, x)
 
     def _align(self, op, default):
         a = op.properties.get("alignment")
@@ -1432,7 +1430,7 @@ class FunctionEmitter:
 
     def op_tcpu_vstore(self, op):
         b = self.builder
-        x = self._store_value(self.v(op.value), op.value.type)
+        x = self._no_masked_store(self._store_value(self.v(op.value), op.value.type))
         ptr = self.v(op.ptr)
         align = self._align(op, _nbytes(x.type.element))
         if op.mask is None:

@@ -179,19 +179,8 @@ class MathLib:
         any_bad = bad
         if isinstance(t, ir.VectorType):
             any_bad = cg.call_intrinsic(b, "llvm.vector.reduce.or", [bad.type], cg.I1, [bad])
-        entry = b.block
-        fix = b.append_basic_block(f"{base}.recheck")
-        done = b.append_basic_block(f"{base}.checked")
-        b.cbranch(any_bad, fix, done)
-        b.position_at_end(fix)
-        fixed = b.select(bad, self._fallback.call(b, base, args), r)
-        fix_end = b.block
-        b.branch(done)
-        b.position_at_end(done)
-        phi = b.phi(t)
-        phi.add_incoming(r, entry)
-        phi.add_incoming(fixed, fix_end)
-        return phi
+        return cg.branch_value(b, any_bad, lambda: b.select(bad, self._fallback.call(b, base, args), r), r,
+                               names=(f"{base}.recheck", None, f"{base}.checked"))
 
     # -- calling it --------------------------------------------------------------
     @staticmethod
