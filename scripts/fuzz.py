@@ -1489,12 +1489,13 @@ class Gen:
         outs_tile.append(floats[-1])
         outs_tile += [f for f in floats[:-1] if r.random() < 0.2]
         for i, v in enumerate(outs_tile[:3]):
-            dt, cast = r.choice([("fp32", ""), ("fp32", ""), ("fp16", ".to(tl.float16)")])
-            buf = in_out[0] if i == 0 and in_out else self.new_buf(dt, rows * R, kind="bits", out=True)
-            if buf.dtype != dt:
-                cast = ""
-            elif cast:
-                v = self.expr("{0}%s" % cast, [v], dt, tile, "castdown", ["rows.downcast"])
+            dt = r.choice(["fp32", "fp32", "fp16"])
+            if i == 0 and in_out:
+                buf = in_out[0]  # fp32, written over the tile it was loaded from
+            else:
+                buf = self.new_buf(dt, rows * R, kind="bits", out=True)
+                if dt == "fp16":
+                    v = self.expr("{0}.to(tl.float16)", [v], dt, tile, "castdown", ["rows.downcast"])
             self.block.nodes.append(Node("store", [], [], [v.name, ri.name, xi.name, m.name],
                                          "tl.store({P} + ({1} + %d * {2}), {0}, {3})" % R, tags=["rows.store"], buf=buf))
         for v in outs_row[:2]:
