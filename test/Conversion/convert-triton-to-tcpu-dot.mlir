@@ -1,4 +1,5 @@
 // RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=256}' | FileCheck %s
+// RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=256},cse' | FileCheck %s --check-prefix=SPREAD
 
 // tt.dot: both operands packed to buffers, then a K loop carrying a 4 x 2 tile of
 // 8-lane accumulators updated with vector FMAs on a broadcast of A.
@@ -98,5 +99,43 @@ tt.func public @dot_scaled(%a: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %s: !tt
   %os = tt.splat %o : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
   %op = tt.addptr %os, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
   tt.store %op, %d : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}
+
+// A `spread` prefetch before a dot (prefetch-next-program's, for the next K block) is
+// issued by the micro-kernel: in the loop over the rows of 4 x 2 micro-tiles of 8 lanes
+// (inside the loop over their columns), each of the 8 x 2 micro-tiles prefetches 4 of the
+// tile's 64 lines (32 rows of two lines) before its K loop. None before the dot.
+// SPREAD-LABEL: func.func public @dot_spread_prefetch
+// SPREAD-NOT: tcpu.prefetch
+// SPREAD: %[[C4:.*]] = arith.constant 4 : index
+// SPREAD-NEXT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4]] {
+// SPREAD-NOT: scf.for
+// SPREAD-COUNT-4: "tcpu.prefetch"(%{{.*}}) : (!tt.ptr<f32>) -> ()
+// SPREAD-NOT: tcpu.prefetch
+// SPREAD: scf.for {{.*}} iter_args
+// SPREAD: math.fma
+// SPREAD-NOT: tcpu.prefetch
+// SPREAD: return
+tt.func public @dot_spread_prefetch(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %c32 = arith.constant dense<32> : tensor<32x1xi32>
+  %row = tt.expand_dims %r {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %col = tt.expand_dims %r {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %rs = arith.muli %row, %c32 : tensor<32x1xi32>
+  %rb = tt.broadcast %rs : tensor<32x1xi32> -> tensor<32x32xi32>
+  %cb = tt.broadcast %col : tensor<1x32xi32> -> tensor<32x32xi32>
+  %off = arith.addi %rb, %cb : tensor<32x32xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<32x32x!tt.ptr<f32>>
+  %ap = tt.addptr %as, %off : tensor<32x32x!tt.ptr<f32>>, tensor<32x32xi32>
+  %x = tt.load %ap : tensor<32x32x!tt.ptr<f32>>
+  %c1024 = arith.constant dense<1024> : tensor<32x32xi32>
+  %next = tt.addptr %ap, %c1024 : tensor<32x32x!tt.ptr<f32>>, tensor<32x32xi32>
+  "tcpu.prefetch"(%next) <{spread}> : (tensor<32x32x!tt.ptr<f32>>) -> ()
+  %z = arith.constant dense<0.000000e+00> : tensor<32x32xf32>
+  %d = tt.dot %x, %x, %z, inputPrecision = tf32 : tensor<32x32xf32> * tensor<32x32xf32> -> tensor<32x32xf32>
+  %os = tt.splat %o : !tt.ptr<f32> -> tensor<32x32x!tt.ptr<f32>>
+  %op = tt.addptr %os, %off : tensor<32x32x!tt.ptr<f32>>, tensor<32x32xi32>
+  tt.store %op, %d : tensor<32x32x!tt.ptr<f32>>
   tt.return
 }

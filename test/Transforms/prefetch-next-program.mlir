@@ -243,3 +243,76 @@ tt.func public @gather_rows(%idx: !tt.ptr<i64> {tt.divisibility = 16 : i32}, %ta
   tt.store %op, %sum : tensor<512x!tt.ptr<f32>>
   tt.return
 }
+
+// A matmul's K loop in uniform-loop-increments' form (loop-carried offsets advanced by a
+// loop-invariant step): right before the dot, each operand's next tile, from the offsets'
+// next values, in a `spread` prefetch (issued by the dot's micro-kernel). A dot in the
+// function body, or on a tile that is the same in every iteration (%w), is not prefetched.
+// CHECK-LABEL: tt.func public @matmul_k_loop
+// CHECK: tt.dot
+// CHECK: scf.for %{{.*}} iter_args(%[[OA:.*]] = %{{.*}}, %[[OB:.*]] = %{{.*}}, %{{.*}} = %{{.*}})
+// CHECK: %[[A:.*]] = tt.load
+// CHECK: %[[B:.*]] = tt.load
+// CHECK: %[[W:.*]] = tt.load
+// CHECK-NEXT: %[[NA:.*]] = arith.addi %[[OA]], %[[SA:[a-z0-9_]+]] : i64
+// CHECK-NEXT: %[[SNA:.*]] = tt.splat %[[NA]]
+// CHECK-NEXT: %[[PA:.*]] = tt.addptr %[[TA:[a-z0-9_]+]], %[[SNA]]
+// CHECK-NEXT: "tcpu.prefetch"(%[[PA]]) <{spread}> : (tensor<16x32x!tt.ptr<f32>>) -> ()
+// CHECK-NEXT: %[[NB:.*]] = arith.addi %[[OB]], %[[SB:[a-z0-9_]+]] : i64
+// CHECK-NEXT: %[[SNB:.*]] = tt.splat %[[NB]]
+// CHECK-NEXT: %[[PB:.*]] = tt.addptr %[[TB:[a-z0-9_]+]], %[[SNB]]
+// CHECK-NEXT: "tcpu.prefetch"(%[[PB]]) <{spread}> : (tensor<32x16x!tt.ptr<f32>>) -> ()
+// CHECK-NEXT: tt.dot %[[A]], %[[B]]
+// CHECK-NOT: tcpu.prefetch
+// CHECK: tt.return
+tt.func public @matmul_k_loop(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %b: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %c: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %k: i32) {
+  %r16 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %r32 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %c32 = arith.constant dense<32> : tensor<16x1xi32>
+  %c16 = arith.constant dense<16> : tensor<32x1xi32>
+  %am = tt.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %ams = arith.muli %am, %c32 : tensor<16x1xi32>
+  %amb = tt.broadcast %ams : tensor<16x1xi32> -> tensor<16x32xi32>
+  %ak = tt.expand_dims %r32 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %akb = tt.broadcast %ak : tensor<1x32xi32> -> tensor<16x32xi32>
+  %aoff = arith.addi %amb, %akb : tensor<16x32xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<16x32x!tt.ptr<f32>>
+  %ta = tt.addptr %as, %aoff : tensor<16x32x!tt.ptr<f32>>, tensor<16x32xi32>
+  %bk = tt.expand_dims %r32 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %bks = arith.muli %bk, %c16 : tensor<32x1xi32>
+  %bkb = tt.broadcast %bks : tensor<32x1xi32> -> tensor<32x16xi32>
+  %bn = tt.expand_dims %r16 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %bnb = tt.broadcast %bn : tensor<1x16xi32> -> tensor<32x16xi32>
+  %boff = arith.addi %bkb, %bnb : tensor<32x16xi32>
+  %bs = tt.splat %b : !tt.ptr<f32> -> tensor<32x16x!tt.ptr<f32>>
+  %tb = tt.addptr %bs, %boff : tensor<32x16x!tt.ptr<f32>>, tensor<32x16xi32>
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %a0 = tt.load %ta : tensor<16x32x!tt.ptr<f32>>
+  %w = tt.load %tb : tensor<32x16x!tt.ptr<f32>>
+  %first = tt.dot %a0, %w, %zero : tensor<16x32xf32> * tensor<32x16xf32> -> tensor<16x16xf32>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c0_64 = arith.constant 0 : i64
+  %sa = arith.constant 32 : i64
+  %sb = arith.constant 512 : i64
+  %res:3 = scf.for %i = %c0 to %k step %c1 iter_args(%oa = %c0_64, %ob = %c0_64, %acc = %first) -> (i64, i64, tensor<16x16xf32>) : i32 {
+    %soa = tt.splat %oa : i64 -> tensor<16x32xi64>
+    %pa = tt.addptr %ta, %soa : tensor<16x32x!tt.ptr<f32>>, tensor<16x32xi64>
+    %sob = tt.splat %ob : i64 -> tensor<32x16xi64>
+    %pb = tt.addptr %tb, %sob : tensor<32x16x!tt.ptr<f32>>, tensor<32x16xi64>
+    %va = tt.load %pa : tensor<16x32x!tt.ptr<f32>>
+    %vb = tt.load %pb : tensor<32x16x!tt.ptr<f32>>
+    %vw = tt.load %tb : tensor<32x16x!tt.ptr<f32>>
+    %d = tt.dot %va, %vb, %acc : tensor<16x32xf32> * tensor<32x16xf32> -> tensor<16x16xf32>
+    %d2 = tt.dot %va, %vw, %d : tensor<16x32xf32> * tensor<32x16xf32> -> tensor<16x16xf32>
+    %na = arith.addi %oa, %sa : i64
+    %nb = arith.addi %ob, %sb : i64
+    scf.yield %na, %nb, %d2 : i64, i64, tensor<16x16xf32>
+  }
+  %cm = tt.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %cmb = tt.broadcast %cm : tensor<16x1xi32> -> tensor<16x16xi32>
+  %cs = tt.splat %c : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %cp = tt.addptr %cs, %cmb : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  tt.store %cp, %res#2 : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}

@@ -367,11 +367,15 @@ class PrefetchOp(IRDLOperation):
     of pointers (prefetch-next-program), lowered to one prefetch per 64-byte line."""
     name = "tcpu.prefetch"
     ptr = operand_def()
+    # On a tile of pointers just before a tt.dot (prefetch-next-program): its lines are
+    # issued a few at a time between that dot's micro-tiles instead of all at once
+    # (convert_triton_to_tcpu/dot.py).
+    spread = opt_prop_def(UnitAttr)
     # No effect trait: an op that only reads is dead when unused (DCE would drop it), and
     # one that writes would order the loads around it (convert-triton-to-tcpu's fusion).
 
-    def __init__(self, ptr: SSAValue):
-        super().__init__(operands=[ptr])
+    def __init__(self, ptr: SSAValue, spread: bool = False):
+        super().__init__(operands=[ptr], properties={"spread": UnitAttr()} if spread else {})
 
 
 @irdl_op_definition

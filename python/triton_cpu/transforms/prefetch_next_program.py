@@ -33,17 +33,28 @@ gather. Not in the bounds-checked mode (`indirect=False`), where the cloned load
 checked, and reported, as this program's. Loads one line apart (`x[2*i]` and
 `x[2*i + 1]`) are prefetched once.
 
-Which loads: those read by a tt.reduce / tt.scan in their block, or accumulated by their
-loop, and not by a tt.dot first; and gathers (Inductor's gather/index model,
+A tile that a tt.dot reads in a top-level `scf.for` (a matmul's K loop) prefetches the
+next iteration's tile during this iteration's dot: the prefetch goes right before the dot,
+marked `spread`, and the dot's lowering issues its lines a few per micro-tile (all at
+once they stalled the packing and evicted the packed operands: 2-4% slower, measured).
+Its address may use loop-carried offsets that each iteration advances by a loop-invariant
+step (uniform-loop-increments' form of `a_ptrs += BLOCK_K * stride`); the next values are
+computed ahead. No wrap into the next program. Zen 3, 2 threads, tutorial 03's kernel,
+alternating processes: 2048^3 fp32 (64 x 128 x 32) 106-108 -> 103-106 ms, (64 x 64 x 32)
+115-118 -> 107-109 ms; 1024^3 bf16 13.3-14.0 -> 12.5-12.8 ms; 1024^3 fp32 unchanged.
+
+Which loads: those read by a tt.reduce / tt.scan in their block, accumulated by their
+loop or read by a tt.dot in a loop; and gathers (Inductor's gather/index model,
 bench_inductor.py, Zen 3: 0.55 -> 0.43 ms back to back, 1.07-1.22 -> 0.70-0.81 ms after a
 cache flush, as fast as Inductor's C++). Upstream's layer norm forward (its loop form, after
 peel-accumulator-loops, which runs next and copies the prefetch into the first iteration it
 moves out): 1.40 -> 1.14 ms after a cache flush, 0.96 -> 0.88 ms back to back.
 Measured on Zen 3, 2 threads, 4096x1024 fp32 after a cache flush: softmax (tutorial 02)
 +9%, layer norm forward (05) +12%; an elementwise stream (vector add) is 16% slower with a
-prefetch (the hardware prefetcher already follows it), and attention (06) ~20% slower
-with its K tile prefetched (a 16 KB tile that sits in L2 for reuse, pulled into a 32 KB
-L1). The address must be recomputable: its backward slice holds nothing but pure integer
+prefetch (the hardware prefetcher already follows it); attention (06) was ~20% slower
+with its K tile prefetched in one burst before the dot (a 16 KB tile pulled into a 32 KB
+L1), and is unchanged with it spread over the dot (15.3 ms either way). The address must
+be recomputable: its backward slice holds nothing but pure integer
 and pointer arithmetic (arith, splat, broadcast, make_range, expand_dims, addptr,
 program ids), kernel arguments and, in a loop, the induction variable (and values from
 outside the loop, when only the next iteration is prefetched). A loop-carried pointer, an
@@ -83,12 +94,15 @@ class _Slice:
     in program order, to be cloned with other roots."""
 
     def __init__(self, iv: SSAValue | None = None, invariant_outside: Operation | None = None,
-                 loads: bool = False):
-        # `invariant_outside`: a loop; values defined outside it by ops that cannot be
-        # recomputed (a scalar load) count as invariant, as they are within one program.
+                 loads: bool = False, carried=()):
+        # `invariant_outside`: a loop; values defined outside it are the same in its next
+        # iteration and used as they are (not recomputed), even those of ops that cannot be
+        # recomputed (a scalar load). `carried`: loop-carried values (like `iv`, roots)
+        # whose next value the caller provides.
         # `loads`: a tt.load whose own address is recomputable without loads may be in the
         # slice (an index load, one level deep).
         self.iv, self.loop, self.loads = iv, invariant_outside, loads
+        self.carried = set(carried)
         self.has_load = False
 
     def of(self, value: SSAValue) -> list[Operation] | None:
@@ -98,17 +112,19 @@ class _Slice:
         depends = {}
 
         def outside(v: SSAValue) -> bool:
-            return self.loop is not None and not self.loop.is_ancestor(
-                v.block.parent_op() if isinstance(v, BlockArgument) else v.owner)
+            return self.loop is not None and _defined_outside(self.loop, v)
 
         def visit(v: SSAValue):  # whether v depends on a root (None: not recomputable)
             if v in depends:
                 return depends[v]
+            if outside(v):
+                depends[v] = False  # the same value in the next iteration: used as it is
+                return False
             if isinstance(v, BlockArgument):
                 owner = v.block.parent_op()
                 # Kernel arguments are the same in every program; any other block argument
                 # (a loop-carried value) is not known for the next instance.
-                d = True if v is self.iv else False if owner is not None and owner.name == "tt.func" \
+                d = True if v is self.iv or v in self.carried else False if owner is not None and owner.name == "tt.func" \
                     else False if outside(v) else None
             elif v.owner.name == "tt.get_program_id":
                 d = True
@@ -145,23 +161,24 @@ class _Slice:
         return None if d is None else list(ops)
 
 
-def _anchor(load: Operation) -> tuple[Operation, bool] | None:
-    """Where the prefetch goes, as (op, before): after the first tt.reduce / tt.scan after
-    `load` in its block that reads the loaded tile (through elementwise ops and the like);
-    in a loop body without one, before the scf.yield when the tile feeds a loop-carried
-    value (an accumulation over blocks of a row, `acc += x`, reduced after the loop: the
-    layer norm of upstream's tutorial 05). None when a tt.dot reads the tile first (a
-    matmul's K loop), or nothing accumulates or reduces it."""
+def _anchor(load: Operation) -> tuple[Operation, bool, bool] | None:
+    """Where the prefetch goes, as (op, before, spread): after the first tt.reduce /
+    tt.scan after `load` in its block that reads the loaded tile (through elementwise ops
+    and the like); in a loop body without one, before the scf.yield when the tile feeds a
+    loop-carried value (an accumulation over blocks of a row, `acc += x`, reduced after
+    the loop: the layer norm of upstream's tutorial 05); before the tt.dot that reads the
+    tile first (a matmul's K loop), spread over its micro-kernel. None when nothing
+    accumulates, reduces or multiplies it."""
     tainted = set(load.results)
     op = load.next_op
     while op is not None:
         if any(o in tainted for o in op.operands):
             if op.name in ("tt.reduce", "tt.scan"):
-                return op, False
+                return op, False, False
             if op.name in ("tt.dot", "tt.dot_scaled"):
-                return None
+                return op, True, True
             if op.name == "scf.yield":
-                return op, True
+                return op, True, False
             tainted.update(op.results)
         op = op.next_op
     return None
@@ -207,6 +224,7 @@ class PrefetchNextProgram(ModulePass):
     def apply(self, ctx: Context, module: ModuleOp) -> None:
         for f in [op for op in module.body.block.ops if op.name == "tt.func"]:
             axis = AxisInfoAnalysis()
+            optimistic = AxisInfoAnalysis(optimistic=True)
             body = f.regions[0].blocks[0]
             done = []  # (pointer type, split_offset) of the loads prefetched so far
             for op in list(body.ops):
@@ -217,8 +235,47 @@ class PrefetchNextProgram(ModulePass):
                     loop_body = op.regions[0].blocks[0]
                     for inner in list(loop_body.ops):
                         if inner.name == "tt.load" and not _same_lines(axis, inner.ptr, done):
-                            if _prefetch(inner, loop_body, axis, op, self.indirect):
+                            if _prefetch(inner, loop_body, axis, op, self.indirect, optimistic):
                                 done.append((inner.ptr.type, split_offset(axis, inner.ptr)))
+
+
+def _defined_outside(loop: Operation, v: SSAValue) -> bool:
+    return not loop.is_ancestor(v.block.parent_op() if isinstance(v, BlockArgument) else v.owner)
+
+
+def _uniform_carried(loop: Operation) -> dict[BlockArgument, Operation]:
+    """The loop-carried scalars of `loop` that each iteration advances by a value defined
+    outside it (`arg + step`, `addptr(arg, step)`: uniform-loop-increments' offsets),
+    each with the op that computes its next value from it."""
+    body = loop.regions[0].blocks[0]
+    out = {}
+    for arg, y in zip(body.args[1:], body.last_op.operands):
+        op = y.owner
+        if isinstance(arg.type, TensorType) or not isinstance(op, Operation) \
+                or op.name not in ("arith.addi", "tt.addptr"):
+            continue
+        x, d = op.operands
+        if op.name == "arith.addi" and d is arg:
+            x, d = d, x
+        if x is arg and _defined_outside(loop, d):
+            out[arg] = op
+    return out
+
+
+def _dot_operand_slice(load: Operation, loop: Operation):
+    """For a tile `load` that a tt.dot reads in `loop`: the slice of its address to clone
+    for the next iteration, with the loop-carried offsets it uses ({argument: the op that
+    advances it}, cloned first); None when the address is not recomputable or the same
+    in every iteration. Values from outside the loop are used as they are."""
+    iv = loop.regions[0].blocks[0].args[0]
+    carried = _uniform_carried(loop)
+    ops = _Slice(iv, invariant_outside=loop, carried=carried).of(load.ptr)
+    if not ops:
+        return None
+    used = {a: advance for a, advance in carried.items() if any(a in op.operands for op in ops)}
+    if not used and not any(iv in op.operands for op in ops):
+        return None
+    return ops, used
 
 
 def _same_lines(axis, ptr: SSAValue, done) -> bool:
@@ -242,10 +299,16 @@ def _worth_it(load: Operation, axis) -> bool:
     return prefetch_step(axis, ptr) is not None
 
 
-def _prefetch(load: Operation, block: Block, axis, loop: Operation | None, indirect: bool) -> bool:
+def _prefetch(load: Operation, block: Block, axis, loop: Operation | None, indirect: bool, optimistic=None) -> bool:
     """Inserts the prefetch of `load`'s next instance; whether it did."""
     anchor = _anchor(load)
-    if (anchor is None and loop is not None) or not _worth_it(load, axis):
+    spread = anchor is not None and anchor[2]
+    if (anchor is None and loop is not None) or (spread and loop is None):
+        return False  # (a dot in the function body: its next instance is another program's)
+    # A dot operand's lanes may be contiguous only by the analysis' assumption (the
+    # tutorial matmul's `rn % N`, which the conversion checks at run time): for a hint,
+    # the assumption is enough.
+    if not _worth_it(load, optimistic if spread else axis):
         return False
     new_ops = []
 
@@ -262,12 +325,26 @@ def _prefetch(load: Operation, block: Block, axis, loop: Operation | None, indir
         if anchor is None:
             if not sl.has_load:
                 return False  # an elementwise stream: the hardware prefetcher follows it
-            anchor = (load, False)  # a gather: nothing follows its rows
+            anchor = (load, False, False)  # a gather: nothing follows its rows
         for a, pid in enumerate(_program_ids(insert)[1]):
             mapping["pid", a] = pid
     else:
         iv = loop.regions[0].blocks[0].args[0]
         lb, ub, step = loop.operands[:3]
+        if spread:
+            found = _dot_operand_slice(load, loop)
+            if found is None:
+                return False
+            ops, carried = found
+            for arg, advance in carried.items():
+                _clone([advance], mapping, insert)
+                mapping[arg] = mapping[advance.results[0]]
+            if any(iv in op.operands for op in ops):
+                mapping[iv] = insert(arith.AddiOp(iv, step))
+            _clone(ops, mapping, insert)
+            new_ops.append(tcpu.PrefetchOp(mapping[load.ptr], spread=True))
+            block.insert_ops_before(new_ops, anchor[0])
+            return True
         ops = _Slice(iv).of(load.ptr)
         lb_ops = _Slice().of(lb)
         wrap = ops is not None and lb_ops is not None and any(op.name == "tt.get_program_id" for op in ops + lb_ops)
@@ -290,7 +367,7 @@ def _prefetch(load: Operation, block: Block, axis, loop: Operation | None, indir
         mapping[iv] = nxt
     _clone(ops, mapping, insert)
     new_ops.append(tcpu.PrefetchOp(mapping[load.ptr]))
-    at, before = anchor
+    at, before, _ = anchor
     if before:
         block.insert_ops_before(new_ops, at)
     else:

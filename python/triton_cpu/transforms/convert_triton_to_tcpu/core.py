@@ -395,9 +395,11 @@ class FuncLowering:
         self.stride_families = strided_loads.families(
             self, [op for op in all_ops if op.name == "tt.load" and is_tensor(op.ptr)])
         # Lanes per prefetch of each tile prefetch (hints.prefetch_step), found before any
-        # op is lowered for the same reason.
-        self.prefetch_steps = {op: hints.prefetch_step(self.axis, op.ptr) for op in all_ops
-                               if op.name == "tcpu.prefetch" and is_tensor(op.ptr)}
+        # op is lowered for the same reason. A dot operand's (`spread`) may count on the
+        # assumed contiguity (the tutorial matmul's `rn % N`): a hint needs no check.
+        self.spread_prefetches = {}  # tt.dot -> [(tile of pointers, lanes per line)] (hints.py)
+        self.prefetch_steps = {op: hints.prefetch_step(self.axis_assumed if op.spread else self.axis, op.ptr)
+                               for op in all_ops if op.name == "tcpu.prefetch" and is_tensor(op.ptr)}
         # Source locations of the ops being lowered, innermost last: every op the
         # lowering emits takes the last one (see TileEmitter.emit), so that line tables
         # and bounds-check reports point at the user's line.

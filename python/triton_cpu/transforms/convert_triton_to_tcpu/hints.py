@@ -9,6 +9,9 @@ tcpu.prefetch on a tensor of pointers (from prefetch-next-program) becomes one s
 tcpu.prefetch per cache line: a loop over the tile's rows and, along the last axis, one
 element every `prefetch_step` lanes (a line's worth of contiguous lanes; of lanes s
 elements apart, as Inductor's `2*x0 + 256*row`; or of lanes that repeat one address).
+A `spread` prefetch of a 2-D tile is handed to the tt.dot after it, which issues its
+lines between its micro-tiles (dot.py); the step of such a tile may rest on the axis
+analysis' assumption (a prefetch is a hint: a wrong one only fetches other lines).
 """
 from xdsl.ir import Operation
 
@@ -68,6 +71,14 @@ def lower_prefetch(low, op: Operation):
     if step is None:
         drop(low, op)
         return
+    if op.spread is not None and len(shape) == 2:
+        dot = op.next_op
+        while dot is not None and dot.name not in ("tt.dot", "tt.dot_scaled"):
+            dot = dot.next_op
+        if dot is not None:  # issued between that dot's micro-tiles (dot.py)
+            low.spread_prefetches.setdefault(dot, []).append((ptr, step))
+            drop(low, op)
+            return
     steps = [1] * (len(shape) - 1) + [step]
     # In lane groups (lane_groups.py): a gathered row's index is loaded once per row.
     low.nest_steps(low.emitter_before(op), shape, steps,
