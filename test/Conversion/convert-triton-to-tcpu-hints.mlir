@@ -97,3 +97,81 @@ tt.func public @prefetch_scattered_rows(%x: !tt.ptr<f32> {tt.divisibility = 16 :
   "tcpu.prefetch"(%p) : (tensor<64x!tt.ptr<f32>>) -> ()
   tt.return
 }
+
+// A tile prefetch waits for the next loop over its shape in its block: the store's loop
+// over the 16 chunks of 16 lanes issues one line per chunk, after its work. None before.
+// CHECK-LABEL: func.func public @prefetch_spread_store
+// CHECK-NOT: tcpu.prefetch
+// CHECK: scf.for
+// CHECK: math.exp
+// CHECK: "tcpu.vstore"
+// CHECK-NOT: scf.for
+// CHECK: "tcpu.prefetch"
+// CHECK-NEXT: }
+// CHECK-NOT: tcpu.prefetch
+// CHECK: func.return
+tt.func public @prefetch_spread_store(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  %v = tt.load %p : tensor<256x!tt.ptr<f32>>
+  %c256 = arith.constant dense<256> : tensor<256xi32>
+  %q = tt.addptr %p, %c256 : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  "tcpu.prefetch"(%q) : (tensor<256x!tt.ptr<f32>>) -> ()
+  %e = math.exp %v : tensor<256xf32>
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %yp = tt.addptr %ys, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  tt.store %yp, %e : tensor<256x!tt.ptr<f32>>
+  tt.return
+}
+
+// The same with a row reduction next: its chunk loop (4 chains of 16 lanes, 64 lanes a
+// step) issues the 4 lines of each step; the first step's before it.
+// CHECK-LABEL: func.func public @prefetch_spread_reduce
+// CHECK-COUNT-4: "tcpu.prefetch"
+// CHECK-NEXT: %[[STEP:.*]] = arith.constant 64 : index
+// CHECK: scf.for %{{.*}} step %[[STEP]] iter_args
+// CHECK-COUNT-4: "tcpu.prefetch"
+// CHECK: scf.yield
+// CHECK-NOT: tcpu.prefetch
+// CHECK: func.return
+tt.func public @prefetch_spread_reduce(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32>) {
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  %v = tt.load %p : tensor<256x!tt.ptr<f32>>
+  %c256 = arith.constant dense<256> : tensor<256xi32>
+  %q = tt.addptr %p, %c256 : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  "tcpu.prefetch"(%q) : (tensor<256x!tt.ptr<f32>>) -> ()
+  %s = "tt.reduce"(%v) <{axis = 0 : i32}> ({
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    tt.reduce.return %c : f32
+  }) : (tensor<256xf32>) -> f32
+  tt.store %y, %s : !tt.ptr<f32>
+  tt.return
+}
+
+// A loop over another shape is not the prefetch's: it goes all at once before that loop.
+// CHECK-LABEL: func.func public @prefetch_other_shape
+// CHECK: scf.for
+// CHECK: "tcpu.prefetch"
+// CHECK-NEXT: }
+// CHECK: scf.for
+// CHECK: "tcpu.vstore"
+// CHECK-NOT: tcpu.prefetch
+// CHECK: func.return
+tt.func public @prefetch_other_shape(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %r2 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  %v = tt.load %p : tensor<256x!tt.ptr<f32>>
+  %xs2 = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %q = tt.addptr %xs2, %r2 : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  "tcpu.prefetch"(%q) : (tensor<64x!tt.ptr<f32>>) -> ()
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %yp = tt.addptr %ys, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  tt.store %yp, %v : tensor<256x!tt.ptr<f32>>
+  tt.return
+}

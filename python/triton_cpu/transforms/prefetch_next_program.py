@@ -17,7 +17,8 @@ load's address computation is cloned for the next instance of the same load and 
     iteration; otherwise past the end (a wasted hint: a prefetch never faults).
 
 The prefetch goes right after the first reduction of the loaded tile, whose pass has then
-issued its own misses, so the next row streams in behind them; in a loop that accumulates
+issued its own misses, so the next row streams in behind them (the conversion issues its
+lines during the next loop over the tile, a line per chunk: convert_triton_to_tcpu/hints.py); in a loop that accumulates
 the tile into a loop-carried value instead (`acc += x` over the blocks of a row, reduced
 after the loop: upstream's layer norm), at the end of the iteration.
 

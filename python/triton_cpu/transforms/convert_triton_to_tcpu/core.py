@@ -398,6 +398,7 @@ class FuncLowering:
         # op is lowered for the same reason. A dot operand's (`spread`) may count on the
         # assumed contiguity (the tutorial matmul's `rn % N`): a hint needs no check.
         self.spread_prefetches = {}  # tt.dot -> [(tile of pointers, lanes per line)] (hints.py)
+        self.pending_prefetches: list[Operation] = []  # tile prefetches not issued yet (hints.py)
         self.prefetch_steps = {op: hints.prefetch_step(self.axis_assumed if op.spread else self.axis, op.ptr)
                                for op in all_ops if op.name == "tcpu.prefetch" and is_tensor(op.ptr)}
         # Source locations of the ops being lowered, innermost last: every op the
@@ -542,6 +543,7 @@ class FuncLowering:
 
     def nest(self, em: TileEmitter, shape, vl, body, roots=()):
         group = group_size(self, shape, vl, roots) if roots else None
+        body = hints.with_pending_prefetches(self, em, shape, vl, body)
         self.nest_steps(em, shape, [1] * (len(shape) - 1) + [vl], body, group)
 
     def nest_steps(self, em: TileEmitter, shape, steps, body, group: int | None = None):
