@@ -316,3 +316,55 @@ tt.func public @matmul_k_loop(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %b:
   tt.store %cp, %res#2 : tensor<16x16x!tt.ptr<f32>>
   tt.return
 }
+
+// A gather in the function body read by a dot: the dot has no next instance in this
+// program, but the gathered rows are prefetched for the next program, as any gather's.
+// CHECK-LABEL: tt.func public @gather_into_dot
+// CHECK: %[[G:.*]] = tt.load %{{.*}} : tensor<16x32x!tt.ptr<f32>>
+// CHECK: "tcpu.prefetch"(%{{.*}}) : (tensor<16x32x!tt.ptr<f32>>) -> ()
+// CHECK-NOT: spread
+// CHECK: tt.dot %[[G]]
+tt.func public @gather_into_dot(%idx: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %table: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %w: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %out: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %pid = tt.get_program_id x : i32
+  %c16 = arith.constant 16 : i32
+  %base = arith.muli %pid, %c16 : i32
+  %r16 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %r32 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %bs = tt.splat %base : i32 -> tensor<16xi32>
+  %rows = arith.addi %bs, %r16 : tensor<16xi32>
+  %is = tt.splat %idx : !tt.ptr<i32> -> tensor<16x!tt.ptr<i32>>
+  %ip = tt.addptr %is, %rows : tensor<16x!tt.ptr<i32>>, tensor<16xi32>
+  %t = tt.load %ip : tensor<16x!tt.ptr<i32>>
+  %c32 = arith.constant dense<32> : tensor<16xi32>
+  %toff = arith.muli %t, %c32 : tensor<16xi32>
+  %te = tt.expand_dims %toff {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %tb = tt.broadcast %te : tensor<16x1xi32> -> tensor<16x32xi32>
+  %ce = tt.expand_dims %r32 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %cb = tt.broadcast %ce : tensor<1x32xi32> -> tensor<16x32xi32>
+  %go = arith.addi %tb, %cb : tensor<16x32xi32>
+  %ts = tt.splat %table : !tt.ptr<f32> -> tensor<16x32x!tt.ptr<f32>>
+  %gp = tt.addptr %ts, %go : tensor<16x32x!tt.ptr<f32>>, tensor<16x32xi32>
+  %g = tt.load %gp : tensor<16x32x!tt.ptr<f32>>
+  %c16t = arith.constant dense<16> : tensor<32x1xi32>
+  %wk = tt.expand_dims %r32 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %wks = arith.muli %wk, %c16t : tensor<32x1xi32>
+  %wkb = tt.broadcast %wks : tensor<32x1xi32> -> tensor<32x16xi32>
+  %wn = tt.expand_dims %r16 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %wnb = tt.broadcast %wn : tensor<1x16xi32> -> tensor<32x16xi32>
+  %wo = arith.addi %wkb, %wnb : tensor<32x16xi32>
+  %ws = tt.splat %w : !tt.ptr<f32> -> tensor<32x16x!tt.ptr<f32>>
+  %wp = tt.addptr %ws, %wo : tensor<32x16x!tt.ptr<f32>>, tensor<32x16xi32>
+  %wv = tt.load %wp : tensor<32x16x!tt.ptr<f32>>
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %d = tt.dot %g, %wv, %zero : tensor<16x32xf32> * tensor<32x16xf32> -> tensor<16x16xf32>
+  %oe = tt.expand_dims %rows {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %c16o = arith.constant dense<16> : tensor<16x1xi32>
+  %oo = arith.muli %oe, %c16o : tensor<16x1xi32>
+  %ob = tt.broadcast %oo : tensor<16x1xi32> -> tensor<16x16xi32>
+  %wnb2 = tt.broadcast %wn : tensor<1x16xi32> -> tensor<16x16xi32>
+  %oo2 = arith.addi %ob, %wnb2 : tensor<16x16xi32>
+  %os = tt.splat %out : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %op = tt.addptr %os, %oo2 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  tt.store %op, %d : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}

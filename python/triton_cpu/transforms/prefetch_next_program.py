@@ -304,8 +304,10 @@ def _prefetch(load: Operation, block: Block, axis, loop: Operation | None, indir
     """Inserts the prefetch of `load`'s next instance; whether it did."""
     anchor = _anchor(load)
     spread = anchor is not None and anchor[2]
-    if (anchor is None and loop is not None) or (spread and loop is None):
-        return False  # (a dot in the function body: its next instance is another program's)
+    if spread and loop is None:
+        anchor, spread = None, False  # a dot in the function body: as if nothing read the tile
+    if anchor is None and loop is not None:
+        return False
     # A dot operand's lanes may be contiguous only by the analysis' assumption (the
     # tutorial matmul's `rn % N`, which the conversion checks at run time): for a hint,
     # the assumption is enough.
