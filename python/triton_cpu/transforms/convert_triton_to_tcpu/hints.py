@@ -9,10 +9,11 @@ tcpu.prefetch on a tensor of pointers (from prefetch-next-program) becomes one s
 tcpu.prefetch per cache line: a loop over the tile's rows and, along the last axis, one
 element every `prefetch_step` lanes (a line's worth of contiguous lanes; of lanes s
 elements apart, as Inductor's `2*x0 + 256*row`; or of lanes that repeat one address).
-The lines are not issued at the prefetch's position but by the next loop the conversion
-emits over the tile's shape in the same block (a materialization, a store, a row
-reduction: take_pending / issue), a line per chunk between its computations; before a
-loop over another shape, or at the end of the block, all at once. A `spread` prefetch of
+The lines are not issued at the prefetch's position but by the next loop nest the
+conversion emits in the same block when it runs over the tile's shape (a materialization,
+a store: take_pending / issue), a line per chunk between its computations; before any
+other loop (a reduction, a nest over another shape), or at the end of the block, all at
+once. A `spread` prefetch of
 a 2-D tile is handed to the tt.dot after it, which issues its lines between its
 micro-tiles (dot.py); the step of such a tile may rest on the axis analysis' assumption
 (a prefetch is a hint: a wrong one only fetches other lines).
@@ -112,13 +113,14 @@ def _after(marker: Operation, before: Operation | None) -> bool:
 
 def take_pending(low, em, shape) -> list:
     """The tile prefetches waiting in `em`'s block before its position, for a loop about
-    to be emitted there over chunks of `shape`: those of that shape, as (pointers, lanes
-    per line), for the loop to issue chunk by chunk (`issue`), a line at a time between
-    its computations; the others all at once, before it. A softmax's exp pass spreads
-    the next row's 64 prefetches over its 64 chunks (all at once, they stalled on the
-    cache's miss buffers: 1.75-2.13 -> 1.64-1.76 ms, Zen 3, 2 threads)."""
+    to be emitted there over chunks of `shape` (None: a loop that takes none): those of
+    that shape, as (pointers, lanes per line), for the loop to issue chunk by chunk
+    (`issue`), a line at a time between its computations; the others all at once, before
+    it. A softmax's exp pass spreads the next row's 64 prefetches over its 64 chunks (all
+    at once, they stalled on the cache's miss buffers: 1.83-1.89 -> 1.55-1.60 ms, Zen 3,
+    2 threads)."""
     waiting = [p for p in low.pending_prefetches if p.parent_block() is em.block and _after(p, em.before)]
-    mine = [p for p in waiting if shape_of(p.ptr) == tuple(shape)]
+    mine = [p for p in waiting if shape is not None and shape_of(p.ptr) == tuple(shape)]
     lines = [(p.ptr, low.prefetch_steps[p]) for p in mine]
     for p in waiting:
         low.pending_prefetches.remove(p)
