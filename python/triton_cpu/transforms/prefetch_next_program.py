@@ -18,9 +18,10 @@ load's address computation is cloned for the next instance of the same load and 
 
 The prefetch goes right after the first reduction of the loaded tile, whose pass has then
 issued its own misses, so the next row streams in behind them (the conversion issues its
-lines during the next loop over the tile, a line per chunk: convert_triton_to_tcpu/hints.py); in a loop that accumulates
-the tile into a loop-carried value instead (`acc += x` over the blocks of a row, reduced
-after the loop: upstream's layer norm), at the end of the iteration.
+lines during the next loop nest over the tile, a line per chunk: convert_triton_to_tcpu/
+hints.py); in a loop that accumulates the tile into a loop-carried value instead (`acc +=
+x` over the blocks of a row, reduced after the loop: upstream's layer norm), at the end of
+the iteration.
 
 A gather in the function body (Inductor's `table[idx]`, an embedding lookup) reads rows at
 addresses loaded from an index tensor, which no hardware prefetcher follows, reduced or
@@ -55,10 +56,11 @@ Measured on Zen 3, 2 threads, 4096x1024 fp32 after a cache flush: softmax (tutor
 prefetch (the hardware prefetcher already follows it); attention (06) was ~20% slower
 with its K tile prefetched in one burst before the dot (a 16 KB tile pulled into a 32 KB
 L1), and is unchanged with it spread over the dot (15.3 ms either way). The address must
-be recomputable: its backward slice holds nothing but pure integer
-and pointer arithmetic (arith, splat, broadcast, make_range, expand_dims, addptr,
-program ids), kernel arguments and, in a loop, the induction variable (and values from
-outside the loop, when only the next iteration is prefetched). A loop-carried pointer, an
+be recomputable: its backward slice holds nothing but pure integer and pointer arithmetic
+(arith, splat, broadcast, make_range, expand_dims, addptr, program ids), kernel arguments
+and, in a loop, the induction variable (and values from outside the loop, when only the
+next iteration is prefetched; a dot operand's uniformly advanced offsets). Any other
+loop-carried value, an
 address read through two loads (or through one in a loop) or anything else leaves the
 load alone, as do volatile loads and tiles whose lanes have no known step along their
 last axis (hints.prefetch_step: contiguous, repeated, or a constant stride of at most a
@@ -125,8 +127,8 @@ class _Slice:
                 owner = v.block.parent_op()
                 # Kernel arguments are the same in every program; any other block argument
                 # (a loop-carried value) is not known for the next instance.
-                d = True if v is self.iv or v in self.carried else False if owner is not None and owner.name == "tt.func" \
-                    else False if outside(v) else None
+                d = True if v is self.iv or v in self.carried \
+                    else False if owner is not None and owner.name == "tt.func" else None
             elif v.owner.name == "tt.get_program_id":
                 d = True
                 ops[v.owner] = None

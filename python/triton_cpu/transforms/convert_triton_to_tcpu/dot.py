@@ -32,6 +32,7 @@ from triton_cpu.analysis.axis_info import element_type, shape_of
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 
+from . import hints
 from .transposed_pack import pack_transposed, runs_down_columns
 from .util import bits, vec_type, widen
 
@@ -187,11 +188,14 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None):
     # which is then a finished column's panel of B or its C rather than B's panel that
     # every row of micro-tiles reads again (2048^3 fp32 on Zen 3, 64 x 128 x 32 tiles:
     # 106-108 -> 103-106 ms; the prefetches in row order were 15% slower).
-    prefetches = low.spread_prefetches.pop(op, []) if not batch else []
+    # (hints.py hands only 2-D tiles to a dot, so a batched dot has none.)
+    prefetches = low.spread_prefetches.pop(op, [])
     tiles = (M // MR) * (N // (NR * VL))
-    if prefetches and M % MR == 0 and N % (NR * VL) == 0:
+    if prefetches and not batch and M % MR == 0 and N % (NR * VL) == 0:
         low.nest_steps(em, (N, M), [NR * VL, MR], lambda e, idx: tile(e, (idx[1], idx[0])))
     else:
+        for ptr, step in prefetches:  # all at once (not reached with power-of-2 shapes)
+            hints.issue_all(low, em, ptr, step)
         prefetches = []
         low.nest_steps(em, batch + (M, N), [1] * len(batch) + [MR, NR * VL], tile)
     if acc_elem != out_elem:

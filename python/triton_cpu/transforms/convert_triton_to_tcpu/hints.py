@@ -13,10 +13,9 @@ The lines are not issued at the prefetch's position but by the next loop nest th
 conversion emits in the same block when it runs over the tile's shape (a materialization,
 a store: take_pending / issue), a line per chunk between its computations; before any
 other loop (a reduction, a nest over another shape), or at the end of the block, all at
-once. A `spread` prefetch of
-a 2-D tile is handed to the tt.dot after it, which issues its lines between its
-micro-tiles (dot.py); the step of such a tile may rest on the axis analysis' assumption
-(a prefetch is a hint: a wrong one only fetches other lines).
+once. A `spread` prefetch of a 2-D tile is handed to the tt.dot after it, which issues its
+lines between its micro-tiles (dot.py); the step of such a tile may rest on the axis
+analysis' assumption (a prefetch is a hint: a wrong one only fetches other lines).
 """
 from xdsl.ir import Operation
 
@@ -81,7 +80,7 @@ def lower_prefetch(low, op: Operation):
         # with_pending_prefetches); the op stays as a marker of its position until then.
         low.pending_prefetches.append(op)
         return
-    if op.spread is not None and len(shape) == 2:
+    if len(shape) == 2:
         dot = op.next_op
         while dot is not None and dot.name not in ("tt.dot", "tt.dot_scaled"):
             dot = dot.next_op
@@ -93,14 +92,18 @@ def lower_prefetch(low, op: Operation):
 
 
 def _burst(low, op: Operation):
-    """All of the prefetch's lines at its position, in a loop nest of their own."""
-    ptr, shape, step = op.ptr, shape_of(op.ptr), low.prefetch_steps[op]
+    """All of the prefetch's lines at its position."""
+    issue_all(low, low.emitter_before(op), op.ptr, low.prefetch_steps[op])
+    drop(low, op)
+
+
+def issue_all(low, em, ptr, step: int):
+    """Every line of the tile of pointers `ptr` at `em`, in a loop nest of their own."""
+    shape = shape_of(ptr)
     steps = [1] * (len(shape) - 1) + [step]
     # In lane groups (lane_groups.py): a gathered row's index is loaded once per row.
-    low.nest_steps(low.emitter_before(op), shape, steps,
-                   lambda em, idx: em.emit(tcpu.PrefetchOp(em.value(ptr, idx, 1))),
+    low.nest_steps(em, shape, steps, lambda e, idx: e.emit(tcpu.PrefetchOp(e.value(ptr, idx, 1))),
                    group_size(low, shape, step, [ptr]))
-    drop(low, op)
 
 
 def _after(marker: Operation, before: Operation | None) -> bool:
