@@ -232,13 +232,13 @@ class PrefetchNextProgram(ModulePass):
             done = []  # (pointer type, split_offset) of the loads prefetched so far
             for op in list(body.ops):
                 if op.name == "tt.load" and not _same_lines(axis, op.ptr, done):
-                    if _prefetch(op, body, axis, None, self.indirect):
+                    if _prefetch(op, body, axis, optimistic, None, self.indirect):
                         done.append((op.ptr.type, split_offset(axis, op.ptr)))
                 elif op.name == "scf.for":
                     loop_body = op.regions[0].blocks[0]
                     for inner in list(loop_body.ops):
                         if inner.name == "tt.load" and not _same_lines(axis, inner.ptr, done):
-                            if _prefetch(inner, loop_body, axis, op, self.indirect, optimistic):
+                            if _prefetch(inner, loop_body, axis, optimistic, op, self.indirect):
                                 done.append((inner.ptr.type, split_offset(axis, inner.ptr)))
 
 
@@ -265,20 +265,58 @@ def _uniform_carried(loop: Operation) -> dict[BlockArgument, Operation]:
     return out
 
 
-def _dot_operand_slice(load: Operation, loop: Operation):
+def _next_iteration(load: Operation, loop: Operation, mapping: dict, insert):
+    """The slice of `load`'s address to clone for the next iteration of `loop`, with its
+    induction variable's next value in `mapping` (at the last iteration of a loop whose
+    address or lower bound depends on the program id, the next program's first iteration:
+    its ids in `mapping` too); None, with nothing inserted, when the address is not
+    recomputable or the same in every iteration."""
+    iv = loop.regions[0].blocks[0].args[0]
+    lb, ub, step = loop.operands[:3]
+    ops = _Slice(iv).of(load.ptr)
+    lb_ops = _Slice().of(lb)
+    wrap = ops is not None and lb_ops is not None and any(op.name == "tt.get_program_id" for op in ops + lb_ops)
+    if ops is None:
+        # Only the next iteration: values outside the loop are the same there.
+        ops = _Slice(iv, invariant_outside=loop).of(load.ptr)
+    if not ops or not any(iv in op.operands for op in ops):
+        return None  # not recomputable, or the same tile in every iteration
+    nxt = insert(arith.AddiOp(iv, step))
+    if wrap:
+        # The last iteration prefetches the next program's first one: the same slice
+        # with that program's ids and its loop's lower bound (itself recomputed).
+        more = insert(arith.CmpiOp(nxt, ub, "slt"))
+        this, npid = _program_ids(insert)
+        for a in range(3):
+            mapping["pid", a] = insert(arith.SelectOp(more, this[a], npid[a]))
+        lb_map = {("pid", a): npid[a] for a in range(3)}
+        _clone(lb_ops, lb_map, insert)
+        nxt = insert(arith.SelectOp(more, nxt, lb_map.get(lb, lb)))
+    mapping[iv] = nxt
+    return ops
+
+
+def _next_dot_iteration(load: Operation, loop: Operation, mapping: dict, insert):
     """For a tile `load` that a tt.dot reads in `loop`: the slice of its address to clone
-    for the next iteration, with the loop-carried offsets it uses ({argument: the op that
-    advances it}, cloned first); None when the address is not recomputable or the same
-    in every iteration. Values from outside the loop are used as they are."""
+    for the next iteration, with the next values of the induction variable and of the
+    loop-carried offsets it uses in `mapping` (no wrap into the next program); None, with
+    nothing inserted, when the address is not recomputable or the same in every
+    iteration. Values from outside the loop are used as they are."""
     iv = loop.regions[0].blocks[0].args[0]
     carried = _uniform_carried(loop)
     ops = _Slice(iv, invariant_outside=loop, carried=carried).of(load.ptr)
     if not ops:
         return None
     used = {a: advance for a, advance in carried.items() if any(a in op.operands for op in ops)}
-    if not used and not any(iv in op.operands for op in ops):
+    uses_iv = any(iv in op.operands for op in ops)
+    if not used and not uses_iv:
         return None
-    return ops, used
+    for arg, advance in used.items():
+        _clone([advance], mapping, insert)
+        mapping[arg] = mapping[advance.results[0]]
+    if uses_iv:
+        mapping[iv] = insert(arith.AddiOp(iv, loop.operands[2]))
+    return ops
 
 
 def _same_lines(axis, ptr: SSAValue, done) -> bool:
@@ -302,7 +340,7 @@ def _worth_it(load: Operation, axis) -> bool:
     return prefetch_step(axis, ptr) is not None
 
 
-def _prefetch(load: Operation, block: Block, axis, loop: Operation | None, indirect: bool, optimistic=None) -> bool:
+def _prefetch(load: Operation, block: Block, axis, optimistic, loop: Operation | None, indirect: bool) -> bool:
     """Inserts the prefetch of `load`'s next instance; whether it did."""
     anchor = _anchor(load)
     spread = anchor is not None and anchor[2]
@@ -334,44 +372,11 @@ def _prefetch(load: Operation, block: Block, axis, loop: Operation | None, indir
         for a, pid in enumerate(_program_ids(insert)[1]):
             mapping["pid", a] = pid
     else:
-        iv = loop.regions[0].blocks[0].args[0]
-        lb, ub, step = loop.operands[:3]
-        if spread:
-            found = _dot_operand_slice(load, loop)
-            if found is None:
-                return False
-            ops, carried = found
-            for arg, advance in carried.items():
-                _clone([advance], mapping, insert)
-                mapping[arg] = mapping[advance.results[0]]
-            if any(iv in op.operands for op in ops):
-                mapping[iv] = insert(arith.AddiOp(iv, step))
-            _clone(ops, mapping, insert)
-            new_ops.append(tcpu.PrefetchOp(mapping[load.ptr], spread=True))
-            block.insert_ops_before(new_ops, anchor[0])
-            return True
-        ops = _Slice(iv).of(load.ptr)
-        lb_ops = _Slice().of(lb)
-        wrap = ops is not None and lb_ops is not None and any(op.name == "tt.get_program_id" for op in ops + lb_ops)
+        ops = (_next_dot_iteration if spread else _next_iteration)(load, loop, mapping, insert)
         if ops is None:
-            # Only the next iteration: values outside the loop are the same there.
-            ops = _Slice(iv, invariant_outside=loop).of(load.ptr)
-        if not ops or not any(iv in op.operands for op in ops):
-            return False  # not recomputable, or the same tile in every iteration
-        nxt = insert(arith.AddiOp(iv, step))
-        if wrap:
-            # The last iteration prefetches the next program's first one: the same slice
-            # with that program's ids and its loop's lower bound (itself recomputed).
-            more = insert(arith.CmpiOp(nxt, ub, "slt"))
-            this, npid = _program_ids(insert)
-            for a in range(3):
-                mapping["pid", a] = insert(arith.SelectOp(more, this[a], npid[a]))
-            lb_map = {("pid", a): npid[a] for a in range(3)}
-            _clone(lb_ops, lb_map, insert)
-            nxt = insert(arith.SelectOp(more, nxt, lb_map.get(lb, lb)))
-        mapping[iv] = nxt
+            return False
     _clone(ops, mapping, insert)
-    new_ops.append(tcpu.PrefetchOp(mapping[load.ptr]))
+    new_ops.append(tcpu.PrefetchOp(mapping[load.ptr], spread=spread))
     at, before, _ = anchor
     if before:
         block.insert_ops_before(new_ops, at)

@@ -107,8 +107,8 @@ def lower_function(f: Operation, config: Config):
 
 def _lower_op(low, op, to_materialize, tensor_ops):
     name = op.name
-    if op.next_op is None and low.pending_prefetches:
-        hints.flush_prefetches(low, op)
+    if op.next_op is None and low.pending_prefetches:  # a block's terminator
+        hints.flush_prefetches(low, low.emitter_before(op))
     for r in op.results:
         if r in to_materialize and op.next_op is not None:
             low.materialize_at_definition(op, r)

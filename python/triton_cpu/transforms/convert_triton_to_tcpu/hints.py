@@ -116,7 +116,7 @@ def _after(marker: Operation, before: Operation | None) -> bool:
 
 def take_pending(low, em, shape) -> list:
     """The tile prefetches waiting in `em`'s block before its position, for a loop about
-    to be emitted there over chunks of `shape` (None: a loop that takes none): those of
+    to be emitted there over chunks of `shape` (None: one that takes none): those of
     that shape, as (pointers, lanes per line), for the loop to issue chunk by chunk
     (`issue`), a line at a time between its computations; the others all at once, before
     it. A softmax's exp pass spreads the next row's 64 prefetches over its 64 chunks (all
@@ -157,8 +157,8 @@ def with_pending_prefetches(low, em, shape, vl: int, body):
     return spread
 
 
-def flush_prefetches(low, terminator: Operation):
-    """The prefetches still waiting in `terminator`'s block, all at once before it."""
-    for p in [p for p in low.pending_prefetches if p.parent_block() is terminator.parent_block()]:
-        low.pending_prefetches.remove(p)
-        _burst(low, p)
+def flush_prefetches(low, em):
+    """The prefetches waiting in `em`'s block before its position, all at once (before a
+    loop that takes none, or the block's terminator)."""
+    if low.pending_prefetches:
+        take_pending(low, em, None)

@@ -164,8 +164,7 @@ def lower_reduce(low, op: Operation):
         # The next row's prefetches waiting for a loop (a layer norm's, after its mean)
         # go all at once before this one: issued a line per chunk of the variance's
         # reduction, the layer norm was 5-10% slower (Zen 3, 4096 x 1024).
-        if low.pending_prefetches:
-            hints.take_pending(low, em, None)
+        hints.flush_prefetches(low, em)
 
         def body(e, idx):
             # `chains` independent accumulators, chain j reading chunks j, j + chains, ...:
