@@ -69,6 +69,13 @@ def main():
         lambda x: erf(x) - float(e_mid), lambda x: np.ones_like(x))
     fit("erf large: erf(x) - 1 = -erfc(x) = P(x - 3)", 2.0, 4.0, 11, lambda x: powers(x, 0, center=3.0),
         lambda x: -erfc(x), lambda x: np.ones_like(x))
+    # tanh, two pieces below 1.875 (from there 1 - 2z/(1+z), z = e^(-2|x|), no fit).
+    fit("tanh small: tanh(x) - x = x^3 P(x^2)", 1e-4, 0.75, 6, lambda x: x[:, None] * powers(x * x, 1),
+        lambda x: np.tanh(x) - x, np.tanh)
+    t_mid = np.float32(np.tanh(1.25))
+    print(f"# tanh middle constant: tanh(1.25) in fp32 = {float(t_mid).hex()}")
+    fit("tanh middle: tanh(x) - T = P(x - 1.25)", 0.75, 1.875, 10, lambda x: powers(x, 0, center=1.25),
+        lambda x: np.tanh(x) - float(t_mid), lambda x: np.ones_like(x))
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ f32/f64 scalars or vectors. The library is the kernel's `math_lib` option (sleef
   * "libmvec": glibc's vector ABI (`_ZGV{b,c,d,e}N<lanes>v_<fn>`), up to 4 ulp as glibc
     documents; what it lacks is scalar libm per lane;
   * "scalar": libm per lane (the reference the others are measured against).
-In the "sleef" and "libmvec" modes, fp32 exp, exp2 and erf are not called but emitted inline
-(inline_math.py: as accurate as SLEEF's u10, faster, and no call in the loop).
+In the "sleef" and "libmvec" modes, fp32 exp, exp2, erf and tanh are not called but emitted
+inline (inline_math.py: as accurate as SLEEF's u10, faster, and no call in the loop).
 Vectors narrower than the chosen width are padded to it (the extra lanes are discarded);
 vectors wider are split. sqrt/floor/ceil/fma/fabs are exact LLVM intrinsics in every mode.
 fp16 and bf16 inputs are computed in fp32 by the callers and rounded once.
