@@ -101,10 +101,18 @@ class AxisInfoAnalysis:
 
     `optimistic`: signed x % m and x // m keep the runs of x as if x were >= 0 even where
     that is not proven (Triton's GPU analysis always does). What it claims is an
-    assumption: the lowering checks it at run time before it relies on it."""
+    assumption: the lowering checks it at run time before it relies on it.
 
-    def __init__(self, optimistic: bool = False):
+    `unit_strides` (with `optimistic`, for the lowering's speculative accesses): x * s, with
+    x in runs and s one value unknown at compile time (a stride argument Triton does not
+    specialize, FlagGems' `do_not_specialize` strides, Inductor's dynamic `ks0`), keeps the
+    runs of x as if s were 1. Only a consumer that checks the addresses at run time may use
+    that claim (the lowering's `tcpu.is_contiguous`); a heuristic that picks a layout from
+    the runs (transpose_column_tiles) must not, since a real stride there is rarely 1."""
+
+    def __init__(self, optimistic: bool = False, unit_strides: bool = False):
         self.optimistic = optimistic
+        self.unit_strides = optimistic and unit_strides
         self.cache: dict[SSAValue, AxisInfo] = {}
 
     def get(self, value: SSAValue) -> AxisInfo:
@@ -258,6 +266,8 @@ class AxisInfoAnalysis:
         for a, b in ((lhs, rhs), (rhs, lhs)):
             if b.value == 1:
                 return a
+            if self.unit_strides and b.value is None and b.constancy == tuple(shape) and max(a.contiguity) > 1:
+                return replace(a, nonneg=a.nonneg and b.nonneg)  # as if b were 1 (see __init__)
         k = tuple(gcd(lhs.constancy[i], rhs.constancy[i]) for i in range(n))
         d = tuple(min(lhs.divisibility[i] * rhs.divisibility[i], MAX_DIV) for i in range(n))
         return AxisInfo((1,) * n, d, k, nonneg=lhs.nonneg and rhs.nonneg)

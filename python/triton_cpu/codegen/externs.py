@@ -48,6 +48,17 @@ def _exported(symbol: str) -> bool:
     return hasattr(ctypes.CDLL(None), symbol)
 
 
+def libm_base(symbol: str) -> str | None:
+    """The C99 function `symbol` is, without its float suffix (`powf`, `__nv_powf`, `pow`:
+    `pow`), or None."""
+    name = _vendor_to_libm(symbol) if symbol.startswith(("__nv_", "__ocml_")) else symbol
+    if name in C99_MATH:
+        return name
+    if name and name.endswith("f") and name[:-1] in C99_MATH:
+        return name[:-1]
+    return None
+
+
 def resolve(symbol: str) -> str | None:
     """The symbol the kernel calls for `symbol`, or None when the CPU has no such function."""
     if symbol.startswith(("__nv_", "__ocml_")):

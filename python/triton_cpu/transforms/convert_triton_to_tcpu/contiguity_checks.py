@@ -23,10 +23,17 @@ gather/scatter. The root is read from its buffer, or recomputed there when it is
 computed only from cheap ops that cannot trap (no integer division, no loads). At most
 `MAX_CHUNKS` chunks; otherwise, or when the root is in the access's own block, each
 access checks its own lanes as before.
+
+A root x * s, with x proven in runs and s one scalar the compiler does not know (a stride
+argument Triton does not specialize: FlagGems' pointwise kernels, Inductor's dynamic
+shapes; the optimistic analysis's `unit_strides` claim), is checked as s == 1
+(`unit_stride_check`): one scalar compare, where the lanes' addresses would cost a vector
+of 64-bit products (emulated on AVX2) per chunk.
 """
 from itertools import product
 from math import prod
 
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import attr_int, shape_of
@@ -93,6 +100,39 @@ def hoisted_check(em, ptr: SSAValue, width: int, lane: int, stride: int) -> SSAV
             ok = c if ok is None else outer.emit(arith.AndIOp(ok, c))
         low.hoisted[key] = ok
     return ok
+
+
+def unit_stride_check(em, ptr: SSAValue, width: int, lane: int) -> SSAValue | None:
+    """An i1 that holds when `ptr`'s chunks of `width` lanes are consecutive because a
+    factor unknown at compile time is 1: its lane-varying root is x * splat(s), through
+    integer widening and additions of terms constant along the lanes, with x proven in
+    runs of `width` along the lane axis. Then the check is s == 1; None otherwise."""
+    low = em.low
+    rank = len(shape_of(ptr))
+    if lane % rank != rank - 1:
+        return None
+    v = lane_varying_root(low, ptr, width)
+    while v is not None and isinstance(v.owner, Operation):
+        op = v.owner
+        if op.name in ("arith.extsi", "arith.extui"):
+            v = op.operands[0]
+        elif op.name == "arith.addi" and _lane_constant(low, op.operands[1], width):
+            v = op.operands[0]
+        elif op.name == "arith.addi" and _lane_constant(low, op.operands[0], width):
+            v = op.operands[1]
+        elif op.name == "arith.subi" and _lane_constant(low, op.operands[1], width):
+            v = op.operands[0]
+        elif op.name == "arith.muli":
+            for x, y in (op.operands, reversed(op.operands)):
+                if (is_tensor(x) and low.axis.get(x).contiguity[-1] >= width and isinstance(y.owner, Operation)
+                        and y.owner.name == "tt.splat"):
+                    s = y.owner.operands[0]
+                    one = em.emit(arith.ConstantOp(IntegerAttr(1, s.type)))
+                    return em.emit(arith.CmpiOp(s, one, "eq"))
+            return None
+        else:
+            return None
+    return None
 
 
 def _defining_block(v: SSAValue):

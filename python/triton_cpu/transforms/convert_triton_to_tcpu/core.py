@@ -60,7 +60,7 @@ from triton_cpu.errors import UnsupportedError
 from . import contiguity_checks, hints, strided_loads
 from .lane_groups import LaneGroup, group_size, grouped_value
 from .shape_ops import FUSED
-from .util import INDEX, Index, is_tensor, is_volatile, vec_type
+from .util import INDEX, Index, bits, is_tensor, is_volatile, vec_type
 
 # Elementwise ops that keep their name: cloned with vector or scalar types.
 _ELEMENTWISE_PREFIXES = ("arith.", "math.")
@@ -134,7 +134,9 @@ class TileEmitter:
         see AxisInfoAnalysis). `vector_access(emitter, p0)` and `lane_access(emitter,
         ptrs)` return the values to yield, of `result_types`. The check is done once before
         the loops around the access where its addresses allow (contiguity_checks)."""
-        hoisted = contiguity_checks.hoisted_check(self, ptr, width, lane, stride)
+        hoisted = contiguity_checks.unit_stride_check(self, ptr, width, lane) if stride == 1 else None
+        if hoisted is None:
+            hoisted = contiguity_checks.hoisted_check(self, ptr, width, lane, stride)
         if hoisted is not None:
             p0 = self.value(ptr, idx, 1)
             return self.if_else(hoisted, result_types, lambda e: vector_access(e, p0),
@@ -255,6 +257,15 @@ class TileEmitter:
             return self._constant(op, elem, idx, width, lane)
         if name == "tt.load":
             return self._load(op, idx, width, lane)
+        if name == "arith.cmpi" and width > 1 and bits(element_type(op.operands[0].type)) > 32 \
+                and self.low.axis.get(v).constancy[lane % len(idx)] >= width:
+            # One truth value per chunk of a 64-bit compare (FlagGems' `offsets < n`, its
+            # offsets in i64, n a multiple of the chunk): compared once, as scalars, and
+            # splat, so that a masked access tests one bit instead of reducing a vector of
+            # 64-bit compares (on AVX2: four compares and three packs for 16 lanes). A
+            # compare of 32-bit lanes stays a vector: lane_masks tests it on scalars where
+            # it masks memory, and split_bound_check_loops folds it where it is a value.
+            return self.emit(vector.BroadcastOp(self.value(v, idx, 1), VectorType(elem, [width])))
         fused = FUSED.get(name)
         if fused is not None:
             return fused(self, v, idx, width, lane)
@@ -351,6 +362,21 @@ class TileEmitter:
 _GUARDED_ELEMS = (IntegerType, Float16Type, BFloat16Type, Float32Type, Float64Type)
 
 
+def _splat_float(v: SSAValue) -> float | None:
+    """The value of every element of `v` when it is a float constant or a splat of one."""
+    owner = v.owner
+    if isinstance(owner, Operation) and owner.name == "tt.splat":
+        owner = owner.operands[0].owner
+    if not (isinstance(owner, Operation) and owner.name == "arith.constant"):
+        return None
+    a = _attr(owner, "value")
+    if isinstance(a, FloatAttr):
+        return a.value.data
+    if isinstance(a, DenseIntOrFPElementsAttr) and a.is_splat() and not isinstance(a.get_element_type(), IntegerType):
+        return float(a.get_values()[0])
+    return None
+
+
 def _scalar_guard(mask: SSAValue):
     """(c, rest) when `mask` is splat(c) & rest (either order) or splat(c) alone (rest None),
     c a scalar i1; else None."""
@@ -379,7 +405,7 @@ class FuncLowering:
         self.func = func_op
         self.config = config
         self.axis = AxisInfoAnalysis()
-        self.axis_assumed = AxisInfoAnalysis(optimistic=True)  # claims checked at run time
+        self.axis_assumed = AxisInfoAnalysis(optimistic=True, unit_strides=True)  # claims checked at run time
         self.kernel = func_op.properties["sym_name"].data
         self.buffers: dict[SSAValue, SSAValue] = {}  # materialized tensor -> its memref
         self.carried: dict[Operation, dict[int, SSAValue]] = {}  # scf op -> result index -> buffer
@@ -473,6 +499,10 @@ class FuncLowering:
             return emit(mn(emit(mx(x, lo)), hi))
         if name == "tt.extern_elementwise":
             symbol = _attr(op, "symbol").data
+            if externs.libm_base(symbol) == "pow" and _splat_float(op.operands[1]) == 2.0:
+                # pow(x, 2) is x * x rounded once, for every x (NaN, +-inf, +-0 included):
+                # one multiplication instead of a vector pow call (FlagGems' tanh GELU).
+                return emit(arith.MulfOp(operands[0], operands[0]))
             native = externs.resolve(symbol)
             if native is None:
                 lib = _attr(op, "libname").data or "libm"
