@@ -1,0 +1,126 @@
+"""Ops of two real Triton kernel libraries, Liger-Kernel and FlagGems, on CPU tensors through
+this backend, timed against the torch eager op they replace, in one run.
+
+    python benchmarks/bench_libraries.py [--threads 2] [--only NAME,...]
+
+The libraries are loaded the way scripts/kernel_libraries.py loads them (pip-installed with
+--no-deps into the git-ignored upstream/libs, its shim for the libraries' GPU-only Python
+wrappers; never a change to a kernel). Sizes are those of a small model's activations:
+4096 x 1024 rows, 2^22-element vectors, a 512 x 32000 vocabulary. Each op and its torch
+reference run interleaved in bursts of ~0.2 s, best of 3; the ratio is torch time / library
+time (> 1: the library on this backend is faster). Informational: no floors. FlagGems picks
+its CPU vendor's configs ("arm": e.g. 4-element tiles for its softmax and row sums), which
+decide much of its speed here; Liger sizes its blocks from the row length.
+"""
+import argparse
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, os.pardir, "scripts"))
+
+
+def _seconds(fn):
+    """Best of 3 bursts of about 0.2 s."""
+    fn()
+    t = time.perf_counter()
+    fn()
+    n = max(3, int(0.2 / max(time.perf_counter() - t, 1e-6)))
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        best = min(best, (time.perf_counter() - t) / n)
+    return best
+
+
+def cases(liger, gems):
+    """[(name, library op, torch op)] of the libraries that are installed."""
+    import torch
+    import torch.nn.functional as F
+    torch.manual_seed(0)
+    x, w, b = torch.randn(4096, 1024), torch.randn(1024), torch.randn(1024)
+    a, g = torch.randn(4096, 2048), torch.randn(4096, 2048)
+    v = torch.randn(1 << 22)
+    out = []
+    if gems is not None:
+        ops = gems.ops
+        out += [
+            ("flaggems add", lambda: ops.add(v, v), lambda: torch.add(v, v)),
+            ("flaggems exp", lambda: ops.exp(v), lambda: torch.exp(v)),
+            ("flaggems silu", lambda: ops.silu(v), lambda: F.silu(v)),
+            ("flaggems gelu", lambda: ops.gelu(v), lambda: F.gelu(v)),
+            ("flaggems gelu tanh", lambda: ops.gelu(v, approximate="tanh"), lambda: F.gelu(v, approximate="tanh")),
+            ("flaggems softmax", lambda: ops.softmax(x, -1), lambda: torch.softmax(x, -1)),
+            ("flaggems layer_norm", lambda: ops.layer_norm(x, [1024], w, b, 1e-5),
+             lambda: F.layer_norm(x, (1024,), w, b, 1e-5)),
+            ("flaggems rms_norm", lambda: ops.rms_norm(x, [1024], w, 1e-5), lambda: F.rms_norm(x, (1024,), w, 1e-5)),
+            ("flaggems sum(dim=1)", lambda: ops.sum_dim(x, [1]), lambda: x.sum(1)),
+            ("flaggems mean(dim=0)", lambda: ops.mean_dim(x, [0]), lambda: x.mean(0)),
+            ("flaggems argmax", lambda: ops.argmax(x, 1), lambda: x.argmax(1)),
+            ("flaggems var_mean", lambda: ops.var_mean(x, [1]), lambda: torch.var_mean(x, 1)),
+            ("flaggems cumsum", lambda: ops.cumsum(x, 1), lambda: x.cumsum(1)),
+        ]
+    if liger is not None:
+        from liger_kernel.ops.cross_entropy import LigerCrossEntropyFunction
+        from liger_kernel.ops.geglu import LigerGELUMulFunction
+        from liger_kernel.ops.kl_div import LigerKLDivLossFunction
+        from liger_kernel.ops.layer_norm import LigerLayerNormFunction
+        from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+        from liger_kernel.ops.softmax import LigerSoftmaxFunction
+        from liger_kernel.ops.swiglu import LigerSiLUMulFunction
+        logits, target = torch.randn(512, 32000), torch.randint(0, 32000, (512,))
+        logp, q = torch.log_softmax(torch.randn(512, 8192), -1), torch.softmax(torch.randn(512, 8192), -1)
+        out += [
+            ("liger rms_norm", lambda: LigerRMSNormFunction.apply(x, w, 1e-6, 0.0, "llama", False),
+             lambda: F.rms_norm(x, (1024,), w, 1e-6)),
+            ("liger layer_norm", lambda: LigerLayerNormFunction.apply(x, w, b, 1e-5),
+             lambda: F.layer_norm(x, (1024,), w, b, 1e-5)),
+            ("liger swiglu", lambda: LigerSiLUMulFunction.apply(a, g), lambda: F.silu(a) * g),
+            ("liger geglu", lambda: LigerGELUMulFunction.apply(a, g), lambda: F.gelu(a, approximate="tanh") * g),
+            ("liger softmax", lambda: LigerSoftmaxFunction.apply(x), lambda: torch.softmax(x, -1)),
+            ("liger cross_entropy", lambda: LigerCrossEntropyFunction.apply(logits, target, None, -100, 0.0, 0.0,
+                                                                            "mean"),
+             lambda: F.cross_entropy(logits, target)),
+            ("liger kl_div", lambda: LigerKLDivLossFunction.apply(logp, q, "batchmean", False, 1e-10),
+             lambda: F.kl_div(logp, q, reduction="batchmean")),
+        ]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--only", default="", help="comma-separated substrings of op names")
+    args = ap.parse_args()
+    os.environ.setdefault("TRITON_CPU_NUM_THREADS", str(args.threads))
+    import torch
+    import kernel_libraries as libs
+    torch.set_num_threads(args.threads)
+    liger, why_liger = libs.load_library("liger")
+    gems, why_gems = libs.load_library("flaggems")
+    for why in (why_liger, why_gems):
+        if why:
+            print(f"skipped: {why}")
+    only = [s for s in args.only.split(",") if s]
+    print(f"threads = {args.threads}; times per call, best of 3 bursts")
+    print(f"{'op':<24} {'library ms':>11} {'torch ms':>10} {'torch/library':>14}")
+    ratios = []
+    with torch.no_grad():
+        for name, ours, ref in cases(liger, gems):
+            if only and not any(s in name for s in only):
+                continue
+            t_ours, t_ref = _seconds(ours), _seconds(ref)
+            ratios.append(t_ref / t_ours)
+            print(f"{name:<24} {t_ours * 1e3:>11.3f} {t_ref * 1e3:>10.3f} {t_ref / t_ours:>13.2f}x", flush=True)
+    if ratios:
+        geomean = 1.0
+        for r in ratios:
+            geomean *= r ** (1 / len(ratios))
+        print(f"geomean torch/library: {geomean:.2f}x over {len(ratios)} ops")
+
+
+if __name__ == "__main__":
+    main()
