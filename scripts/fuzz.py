@@ -676,7 +676,7 @@ class Gen:
             off = r.choice(["pid", "pid * 2 + 1", "3"])
             node = Node("load", [out], [(dt, sh)], [], "tl.load({P} + %s)" % off, rule="load", tags=["load.scalar"], buf=buf)
             return self.add(node, [V(out, dt, sh, raw=True)])
-        modes = ["contig", "contig", "perm", "scaled", "bcast", "masked", "masked", "wrapped"]
+        modes = ["contig", "contig", "perm", "scaled", "bcast", "masked", "masked", "wrapped", "runtime_stride"]
         if self.in_loop:
             modes += ["iter", "iter", "iter_wrapped", "iter_wrapped"]
         mode = mode or r.choice(modes)
@@ -719,6 +719,12 @@ class Gen:
                 offs = "((%s - %d) // %d + %d)" % (lin, shift, d, shift // d + 1)
             buf = self.new_buf(dt, region * G)
             ptr = "{P} + pid * %d + %s" % (region, offs)
+        elif mode == "runtime_stride":
+            # Offsets times a stride known only at run time (FlagGems' `do_not_specialize`
+            # strides): 1 in even programs (the vector access, behind a check that it is 1),
+            # 2 in odd ones (the gather).
+            buf = self.new_buf(dt, region * 2 * G)
+            ptr = "{P} + pid * %d + (%s) * (pid %% 2 + 1)" % (region * 2, offs)
         else:
             buf = self.new_buf(dt, region * G)
             ptr = "{P} + pid * %d + %s" % (region, offs)
