@@ -14,6 +14,7 @@ decide much of its speed here; Liger sizes its blocks from the row length.
 """
 import argparse
 import os
+import statistics
 import sys
 import time
 
@@ -116,10 +117,7 @@ def main():
             ratios.append(t_ref / t_ours)
             print(f"{name:<24} {t_ours * 1e3:>11.3f} {t_ref * 1e3:>10.3f} {t_ref / t_ours:>13.2f}x", flush=True)
     if ratios:
-        geomean = 1.0
-        for r in ratios:
-            geomean *= r ** (1 / len(ratios))
-        print(f"geomean torch/library: {geomean:.2f}x over {len(ratios)} ops")
+        print(f"geomean torch/library: {statistics.geometric_mean(ratios):.2f}x over {len(ratios)} ops")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from triton_cpu.analysis.axis_info import attr_int, shape_of
 from triton_cpu.dialects import tcpu
 from triton_cpu.dialects.compat import arith
 
+from . import strided_loads
 from .util import INTEGER_DIVISIONS, is_tensor
 
 MAX_CHUNKS = 16
@@ -104,34 +105,31 @@ def hoisted_check(em, ptr: SSAValue, width: int, lane: int, stride: int) -> SSAV
 
 def unit_stride_check(em, ptr: SSAValue, width: int, lane: int) -> SSAValue | None:
     """An i1 that holds when `ptr`'s chunks of `width` lanes are consecutive because a
-    factor unknown at compile time is 1: its lane-varying root is x * splat(s), through
-    integer widening and additions of terms constant along the lanes, with x proven in
-    runs of `width` along the lane axis. Then the check is s == 1; None otherwise."""
+    factor unknown at compile time is 1: past what is constant along the lanes
+    (`lane_varying_root`, then the terms of `strided_loads.offset_terms`), one term
+    x * splat(s) of coefficient 1, with x proven in runs of `width` along the lane axis.
+    Then the check is s == 1, emitted once per emitter and s; None otherwise."""
     low = em.low
     rank = len(shape_of(ptr))
     if lane % rank != rank - 1:
         return None
-    v = lane_varying_root(low, ptr, width)
-    while v is not None and isinstance(v.owner, Operation):
-        op = v.owner
-        if op.name in ("arith.extsi", "arith.extui"):
-            v = op.operands[0]
-        elif op.name == "arith.addi" and _lane_constant(low, op.operands[1], width):
-            v = op.operands[0]
-        elif op.name == "arith.addi" and _lane_constant(low, op.operands[0], width):
-            v = op.operands[1]
-        elif op.name == "arith.subi" and _lane_constant(low, op.operands[1], width):
-            v = op.operands[0]
-        elif op.name == "arith.muli":
-            for x, y in (op.operands, reversed(op.operands)):
-                if (is_tensor(x) and low.axis.get(x).contiguity[-1] >= width and isinstance(y.owner, Operation)
-                        and y.owner.name == "tt.splat"):
-                    s = y.owner.operands[0]
-                    one = em.emit(arith.ConstantOp(IntegerAttr(1, s.type)))
-                    return em.emit(arith.CmpiOp(s, one, "eq"))
-            return None
-        else:
-            return None
+    root = lane_varying_root(low, ptr, width)
+    terms = strided_loads.offset_terms(low.axis, root) if root is not None else None
+    varying = [(coef, leaf) for coef, leaf in terms or () if not _lane_constant(low, leaf, width)]
+    if len(varying) != 1 or varying[0][0] != 1:
+        return None
+    op = varying[0][1].owner
+    if not (isinstance(op, Operation) and op.name == "arith.muli"):
+        return None
+    for x, y in (op.operands, op.operands[::-1]):
+        if is_tensor(x) and low.axis.get(x).contiguity[-1] >= width and isinstance(y.owner, Operation) \
+                and y.owner.name == "tt.splat":
+            s = y.owner.operands[0]
+            key = ("unit stride", s)
+            if key not in em.cache:
+                one = em.emit(arith.ConstantOp(IntegerAttr(1, s.type)))
+                em.cache[key] = em.emit(arith.CmpiOp(s, one, "eq"))
+            return em.cache[key]
     return None
 
 
