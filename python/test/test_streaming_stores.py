@@ -136,9 +136,27 @@ def _threshold_in_a_fresh_process(env_extra):
     return int(res.stdout.split()[-1])
 
 
+def sysfs_l3_cpus() -> int:
+    """How many CPUs share cpu0's L3, counted here from sysfs (0: not known)."""
+    for entry in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
+        try:
+            with open(os.path.join(entry, "level")) as f:
+                if f.read().strip() != "3":
+                    continue
+            with open(os.path.join(entry, "shared_cpu_list")) as f:
+                ranges = [r.split("-") for r in f.read().strip().split(",") if r]
+        except OSError:
+            continue
+        return sum(int(r[-1]) - int(r[0]) + 1 for r in ranges)
+    return 0
+
+
 def test_default_threshold_is_a_quarter_of_the_l3():
-    """After the first launch of a process: a quarter of the L3 size from sysfs (never,
-    without one); TRITON_CPU_STREAMING_STORES=0 turns streaming off."""
-    l3 = sysfs_l3_bytes()
+    """After the first launch of a process: a quarter of the L3 size from sysfs, counting
+    at most 16 MiB per CPU sharing it (never, without one); TRITON_CPU_STREAMING_STORES=0
+    turns streaming off."""
+    l3, cpus = sysfs_l3_bytes(), sysfs_l3_cpus()
+    if cpus:
+        l3 = min(l3, cpus * (16 << 20))
     assert _threshold_in_a_fresh_process({}) == (l3 // 4 or NEVER)
     assert _threshold_in_a_fresh_process({"TRITON_CPU_STREAMING_STORES": "0"}) == NEVER

@@ -304,18 +304,57 @@ def cache_sizes():
     }
 
 
+# The most L3 one logical CPU has to itself on any chip we know of (AMD's F-series EPYC:
+# 32 MiB per two-thread core; X3D parts 6 MiB, Intel Xeons under 3 MiB).
+L3_PER_CPU_MAX = 16 << 20
+
+
+def _sysfs_l3_sharing_cpus() -> int:
+    """How many logical CPUs share cpu0's L3, from sysfs's shared_cpu_list (0: unknown)."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        entries = os.listdir(base)
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            with open(os.path.join(base, entry, "level")) as f:
+                if f.read().strip() != "3":
+                    continue
+            with open(os.path.join(base, entry, "shared_cpu_list")) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        count = 0
+        for part in filter(None, text.split(",")):
+            lo, _, hi = part.partition("-")
+            count += int(hi or lo) - int(lo) + 1
+        return count
+    return 0
+
+
 def streaming_bytes() -> int:
     """Bytes a launch must store for its kernels to bypass the caches (runtime.h's
     tcpu_streaming_bytes): a quarter of the L3, glibc's rule (2.38 on) for memcpy's
     non-temporal stores. Past it, most lines of an output are evicted before anything reads
     them (its inputs pass through the same cache), and reading each line before overwriting
     it is wasted: tutorial 02's softmax (16 MB in, 16 MB out, 32 MB L3) runs 15-20% faster
-    streamed on a Zen 3, layer norm 2-3%. 0 (never) when TRITON_CPU_STREAMING_STORES=0 or
-    no L3 size is known (then a smaller cache's size could send output the L3 would have
-    kept to memory)."""
+    streamed on a Zen 3, layer norm 2-3%.
+
+    The L3 counted is at most L3_PER_CPU_MAX per CPU sharing it: a virtual machine is shown
+    its socket's whole cache with only its own CPUs (a 2-CPU guest on a Xeon: 260 MiB
+    shared by 2 CPUs), of which it gets a share like any other two cores. There, streaming
+    measured faster from 2 MiB of output up (vector add, outputs of 2-64 MiB, warm or after
+    a cache flush: 1.1-1.9x); the full 260 MiB put the threshold at 65 MiB, past every
+    benchmark. 0 (never) when TRITON_CPU_STREAMING_STORES=0 or no L3 size is known (then a
+    smaller cache's size could send output the L3 would have kept to memory)."""
     if os.environ.get("TRITON_CPU_STREAMING_STORES", "1") == "0":
         return 0
-    return cache_sizes()["l3"] // 4
+    l3 = cache_sizes()["l3"]
+    sharing = _sysfs_l3_sharing_cpus()
+    if sharing:
+        l3 = min(l3, sharing * L3_PER_CPU_MAX)
+    return l3 // 4
 
 
 def default_num_threads():
