@@ -203,14 +203,35 @@ HAS_BF16_DOT = llvm.host().has("avx512bf16")
 @pytest.mark.parametrize("vector_bits", [256, 512])
 @pytest.mark.parametrize("M, N, K", [(16, 16, 16), (32, 64, 32), (64, 32, 128), (16, 16, 1), (2, 4, 8), (4, 8, 16)])
 def test_bf16_dot_instruction(M, N, K, vector_bits):
-    """bf16 x bf16 on vdpbf16ps where N fills the fp32 lanes and K is even, widened to
-    fp32 elsewhere; either way within fp32 summation error of the exact product."""
+    """bf16 x bf16 asked on vdpbf16ps (the bf16_dot option): used where N fills the fp32
+    lanes and K is even, widened to fp32 elsewhere; either way within fp32 summation error
+    of the exact product."""
     g = torch.Generator().manual_seed(M + N + K)
     a = torch.randn(M, K, generator=g).bfloat16()
     b = torch.randn(K, N, generator=g).bfloat16()
     d = torch.empty(M, N)
     k = dot_kernel[(1,)](a, b, None, d, M=M, N=N, K=K, ACC=False, PRECISION="ieee", OUT=tl.float32,
-                         vector_bits=vector_bits)
+                         vector_bits=vector_bits, bf16_dot=True)
     torch.testing.assert_close(d.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-5 * K)
     uses = "vdpbf16ps" in k.asm["asm"]
     assert uses == (K % 2 == 0 and N % (vector_bits // 32) == 0)
+
+
+@pytest.mark.parametrize("choice", [None, False])
+def test_bf16_dot_default_follows_the_host(choice):
+    """Without the option, vdpbf16ps is used only where the host has it and its cores
+    issue it fast enough (pipeline.bf16_dot_pays: AMD Zen, not Intel's Xeons, where
+    widening to fp32 FMAs is faster); bf16_dot=False never uses it. The widened result is
+    within fp32 summation error of the exact product too."""
+    from triton_cpu import pipeline
+    M, N, K = 32, 64, 32
+    g = torch.Generator().manual_seed(7)
+    a = torch.randn(M, K, generator=g).bfloat16()
+    b = torch.randn(K, N, generator=g).bfloat16()
+    d = torch.empty(M, N)
+    options = {} if choice is None else {"bf16_dot": choice}
+    k = dot_kernel[(1,)](a, b, None, d, M=M, N=N, K=K, ACC=False, PRECISION="ieee", OUT=tl.float32, **options)
+    torch.testing.assert_close(d.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-5 * K)
+    host = llvm.host()
+    expected = choice is None and HAS_BF16_DOT and pipeline.bf16_dot_pays(host)
+    assert ("vdpbf16ps" in k.asm["asm"]) == expected

@@ -91,6 +91,9 @@ class CPUOptions:
     # Prefetch the tile a load reads in the next program / iteration (prefetch-next-program);
     # default: on unless TRITON_CPU_PREFETCH=0.
     prefetch: bool = True
+    # bf16 tl.dot on vdpbf16ps (True) or widened to fp32 FMAs (False); default: the host's
+    # choice (pipeline.bf16_dot_pays). Only where the host has AVX512-BF16.
+    bf16_dot: Optional[bool] = None
 
     def __post_init__(self):
         object.__setattr__(self, "extern_libs", tuple(dict(self.extern_libs or {}).items()))
