@@ -3,6 +3,8 @@
 operand order, signed and unsigned, combined with `&` and with scalar conditions, at the
 edges of a chunk and where the lane offsets wrap around the integer range. Against the
 same masks computed by torch (whose int32 / int64 additions wrap the same way)."""
+import re
+
 import pytest
 import torch
 
@@ -103,3 +105,67 @@ def test_both_vector_widths(vector_bits):
     for pred in ("lt", "gt", "minus", "window"):
         for n in (0, 17, 48, 64):
             _check(pred, 0, n, lo=5, vector_bits=vector_bits)
+
+
+@triton.jit
+def extended_copy(x_ptr, y_ptr, base64, base32, n, UNSIGNED: tl.constexpr, BLOCK: tl.constexpr):
+    lanes = tl.arange(0, BLOCK)
+    narrow = base32 + lanes  # int32 lanes: they wrap where base32 is near the top
+    if UNSIGNED:
+        narrow = narrow.to(tl.uint32, bitcast=True)
+    offs = base64 + narrow.to(tl.int64)  # sign- (or zero-) extended, then 64-bit
+    mask = offs < n
+    x = tl.load(x_ptr + lanes, mask=mask, other=-1.0)
+    tl.store(y_ptr + lanes, x, mask=mask)
+
+
+@pytest.mark.parametrize("unsigned", [False, True])
+@pytest.mark.parametrize("base32", [0, 100, 2**31 - 40, 2**31 - 64, -2**31, -40])
+@pytest.mark.parametrize("delta", [-5, 0, 17, 63, 64, 65])
+def test_extended_ramps(unsigned, base32, delta):
+    """64-bit offsets made of a 32-bit ramp extended (FlagGems' program ids are int64):
+    tested on scalars, and where the 32-bit lanes wrap (base32 near 2^31, or near 2^32
+    unsigned) the extended lanes are no ramp: the answer must still be each lane's."""
+    base64 = 2**40
+    n = base64 + (base32 & 0xFFFFFFFF if unsigned else base32) + delta
+    x = torch.arange(BLOCK, dtype=torch.float32)
+    y = torch.full((BLOCK,), -2.0)
+    extended_copy[(1,)](x, y, base64, base32, n, UNSIGNED=unsigned, BLOCK=BLOCK)
+    narrow = torch.tensor(base32, dtype=torch.int32) + torch.arange(BLOCK, dtype=torch.int32)  # wraps
+    narrow = narrow.long() & 0xFFFFFFFF if unsigned else narrow.long()
+    mask = base64 + narrow < n
+    assert torch.equal(y, torch.where(mask, x, torch.tensor(-2.0))), (unsigned, base32, delta)
+
+
+@triton.jit(do_not_specialize=["stride"])
+def int64_offsets_kernel(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs * stride, mask=mask)
+    tl.store(y_ptr + offs * stride, tl.exp(x), mask=mask)
+
+
+@pytest.mark.parametrize("stride", [1, 3])
+def test_masks_computed_where_a_masked_access_needs_them(stride):
+    """FlagGems' pointwise loop: 64-bit offsets, a bound check and a stride known at run
+    time. The vector mask and offsets are computed only on the paths that read them
+    (partial chunks, the gather and scatter of stride != 1), not once per chunk where the
+    full chunk is a plain vector move: every vector compare of the emitted IR sits in a
+    block with a masked access. Results against torch for both strides."""
+    n = 1000
+    x = torch.randn(n * stride)
+    y = torch.zeros(n * stride)
+    k = int64_offsets_kernel[(triton.cdiv(n, 256),)](x, y, n, stride, BLOCK=256)
+    torch.testing.assert_close(y[::stride][:n], torch.exp(x[::stride][:n]), rtol=2e-7, atol=0)
+    if stride > 1:
+        assert torch.count_nonzero(y.view(n, stride)[:, 1:]) == 0
+    blocks, current = [], []
+    for line in k.asm["llir"].splitlines():
+        if re.match(r"^[\w.$-]+:", line) or line.startswith("define") or line.startswith("}"):
+            blocks.append(current)
+            current = []
+        current.append(line)
+    compares = [b for b in blocks if any(re.search(r"icmp \w+ <\d+ x i64>", line) for line in b)]
+    assert compares, "expected the vector bound check somewhere"
+    for b in compares:
+        assert any("llvm.masked" in line for line in b), "\n".join(b)

@@ -15,10 +15,16 @@ Then the vector mask is only used by the rare partial chunk, and LLVM sinks it t
   `uniform` is a broadcast scalar or a splat constant. The test is done in integers twice
   as wide, so it never claims "all set" for a ramp that wraps around (it may answer "not
   all" for one that does, which only takes the masked path, also correct).
+- the same with a narrower ramp sign- or zero-extended inside (`splat(base64) +
+  extsi(splat(j) + iota32)`: 64-bit offsets, as FlagGems' generated kernels compute them).
+  The extended lanes are a ramp only if the narrow one does not wrap: that is tested too
+  (its last lane against the narrow type's maximum), and "not all" answered if it does.
 - a splat constant.
 
 Anything else falls back to the vector reduction.
 """
+from typing import NamedTuple
+
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerType, VectorType
 from xdsl.ir import SSAValue
@@ -60,17 +66,28 @@ def _ramp_compare(b, op, value_of):
     vt = lhs.type
     if not isinstance(vt, VectorType) or len(vt.get_shape()) != 1 or not isinstance(vt.element_type, IntegerType):
         return None
-    terms, bound = ramp_terms(lhs), rhs
+    terms, bound = ramp_terms(lhs, through_ext=True), rhs
     if terms is None or not is_uniform(bound):
-        terms, bound, rel = ramp_terms(rhs), lhs, _SWAPPED[rel]
+        terms, bound, rel = ramp_terms(rhs, through_ext=True), lhs, _SWAPPED[rel]
         if terms is None or not is_uniform(bound):
             return None
     width = vt.element_type.width.data
-    start, bound = _ramp_start(b, terms, value_of, width), _uniform(bound, value_of)
+    lanes = vt.get_shape()[0]
+    guards = []
+    start, bound = _ramp_start(b, terms, value_of, width, lanes, guards), _uniform(bound, value_of)
+    test = _last_lane_test(b, start, bound, width, signed, rel, lanes)
+    for g in guards:
+        test = b.and_(g, test)
+    return test
+
+
+def _last_lane_test(b, start, bound, width: int, signed: bool, rel: int, lanes: int):
+    """Every lane of the ramp start, start + 1, ..., start + lanes - 1 (iW, wrapping) `rel`
+    the iW bound, computed in i2W where nothing wraps."""
     wide = ir.IntType(2 * width)
     ext = b.sext if signed else b.zext
     start, bound = ext(start, wide), ext(bound, wide)
-    last = b.add(start, ir.Constant(wide, vt.get_shape()[0] - 1))
+    last = b.add(start, ir.Constant(wide, lanes - 1))
     cmp = b.icmp_signed  # the wide values are exact: a signed compare is right for both
     if rel == _LESS:
         return cmp("<", last, bound)
@@ -82,31 +99,54 @@ def _ramp_compare(b, op, value_of):
     return b.and_(no_wrap, cmp(">" if rel == _GREATER else ">=", start, bound))
 
 
-def ramp_terms(v):
+class Extended(NamedTuple):
+    """A term of ramp_terms(through_ext=True): a narrower ramp (`terms`, `width`-bit lanes)
+    sign- or zero-extended. Its lanes continue the ramp only where the narrow one does
+    not wrap."""
+    signed: bool
+    terms: list
+    width: int
+
+
+def ramp_terms(v, through_ext: bool = False):
     """[(negated, uniform value), ...] when the lanes of `v` are s + 0, s + 1, ... with s the
     (wrapping) sum of those terms; None when `v` is not such a ramp: `tcpu.iota` plus or
-    minus uniform vectors, in any nesting. Matches only: nothing is emitted."""
+    minus uniform vectors, in any nesting. With `through_ext`, a term may also be an
+    Extended narrower ramp (a ramp then only if that one does not wrap: the caller's
+    test). Matches only: nothing is emitted."""
     op = v.owner
     name = getattr(op, "name", None)
     if name == "tcpu.iota":
         return []
     if name in ("arith.addi", "arith.subi"):
         a, c = op.operands
-        terms = ramp_terms(a)
+        terms = ramp_terms(a, through_ext)
         if terms is not None and is_uniform(c):
             return terms + [(name == "arith.subi", c)]
-        terms = ramp_terms(c) if name == "arith.addi" else None
+        terms = ramp_terms(c, through_ext) if name == "arith.addi" else None
         if terms is not None and is_uniform(a):
             return terms + [(False, a)]
+    if through_ext and name in ("arith.extsi", "arith.extui"):
+        narrow = op.operands[0].type
+        inner = ramp_terms(op.operands[0], True)
+        if inner is not None and isinstance(narrow, VectorType):
+            return [(False, Extended(name == "arith.extsi", inner, narrow.element_type.width.data))]
     return None
 
 
-def _ramp_start(b, terms, value_of, width: int):
+def _ramp_start(b, terms, value_of, width: int, lanes: int, guards: list):
     """s, the ramp's first lane, from its terms (ramp_terms), in the vector's wrapping
-    integer arithmetic, like the lanes themselves."""
+    integer arithmetic, like the lanes themselves. An Extended term adds to `guards` the
+    i1 test that its narrow ramp does not wrap over `lanes` lanes."""
     start = ir.Constant(ir.IntType(width), 0)  # LLVM folds the 0 +
     for negated, v in terms:
-        x = _uniform(v, value_of)
+        if isinstance(v, Extended):
+            inner = _ramp_start(b, v.terms, value_of, v.width, lanes, guards)
+            top = ir.Constant(ir.IntType(v.width), (1 << (v.width - 1)) - 1 if v.signed else (1 << v.width) - 1)
+            guards.append(_last_lane_test(b, inner, top, v.width, v.signed, _LESS_EQ, lanes))
+            x = (b.sext if v.signed else b.zext)(inner, ir.IntType(width))
+        else:
+            x = _uniform(v, value_of)
         start = b.sub(start, x) if negated else b.add(start, x)
     return start
 

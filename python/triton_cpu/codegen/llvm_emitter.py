@@ -188,6 +188,7 @@ class FunctionEmitter:
         self.dbg = me.debug.subprogram(fn, self.name, self.op) if me.debug else None
         if self.dbg:
             self.builder.debug_metadata = self.dbg.entry
+        self.deferred = _deferred_values(self.op)
         self.allocate_buffers()
         self.load_bounds_table()
         self.stream_budget = self.streaming_budget()
@@ -518,9 +519,13 @@ class FunctionEmitter:
             self.emit_op(op)
 
     def v(self, value: SSAValue) -> ir.Value:
+        if value in self.deferred:
+            return self._remat(value)
         return self.values[value]
 
     def emit_op(self, op: Operation):
+        if op.results and op.results[0] in self.deferred:
+            return  # emitted where it is used (_remat)
         if self.dbg:
             loc = self.dbg.location(op)
             if loc is not None:
@@ -1407,7 +1412,7 @@ class FunctionEmitter:
         if op.mask is None:
             raw = b.load(ptr, typ=mem_t, align=align)
         else:
-            mask, other = self._mask_other(op, mem_t)
+            other = self._mask_other(op, mem_t)[1]
             # Masked vector moves are slow on some CPUs (microcoded on AMD Zen);
             # most chunks of a masked access are full, so test for that first.
             with b.if_else(self._all_lanes(op.mask), likely=True) as (full, partial):
@@ -1416,7 +1421,7 @@ class FunctionEmitter:
                     full_bb = b.block
                 with partial:
                     masked = cg.call_intrinsic(b, "llvm.masked.load", [mem_t, cg.PTR], mem_t,
-                                               [ptr, ir.Constant(cg.I32, align), mask, other])
+                                               [ptr, ir.Constant(cg.I32, align), self.v(op.mask), other])
                     partial_bb = b.block
             raw = b.phi(mem_t)
             raw.add_incoming(plain, full_bb)
@@ -1428,6 +1433,29 @@ class FunctionEmitter:
         bound checks (lane_masks)."""
         return all_lanes_test(self.builder, mask, self.v)
 
+    def _remat(self, value: SSAValue, memo=None) -> ir.Value:
+        """A deferred value (_deferred_values) computed at the builder's position from its
+        operands (deferred ones computed there too), each time one is asked for."""
+        memo = {} if memo is None else memo
+        if value not in self.deferred:
+            return self.values[value]
+        if value in memo:
+            return memo[value]
+        op = value.owner
+        saved = {o: self.values.get(o) for o in op.operands}
+        try:
+            for o in op.operands:
+                self.values[o] = self._remat(o, memo)
+            result = getattr(self, "op_" + op.name.replace(".", "_"))(op)
+        finally:
+            for o, x in saved.items():
+                if x is None:
+                    del self.values[o]
+                else:
+                    self.values[o] = x
+        memo[value] = result
+        return result
+
     def op_tcpu_vstore(self, op):
         b = self.builder
         x = self._no_masked_store(self._store_value(self.v(op.value), op.value.type))
@@ -1436,11 +1464,11 @@ class FunctionEmitter:
         if op.mask is None:
             self.store_full(op, x, ptr, align)
         else:
-            mask = self.v(op.mask)
             with b.if_else(self._all_lanes(op.mask), likely=True) as (full, partial):
                 with full:
                     self.store_full(op, x, ptr, align)
                 with partial:
+                    mask = self.v(op.mask)
                     cg.call_intrinsic(b, "llvm.masked.store", [x.type, cg.PTR], cg.VOID,
                                       [x, ptr, ir.Constant(cg.I32, align), self._opaque_mask(mask)])
         return None
@@ -1473,9 +1501,8 @@ class FunctionEmitter:
         vt = op.results[0].type
         mem_t = self.me.type(vt, memory=True)
         ptrs = self.v(op.ptr)
-        mask, other = self._mask_other(op, mem_t)
-        if mask is None:
-            mask = self._all_true(mem_t.count)
+        other = self._mask_other(op, mem_t)[1]
+        mask = self.v(op.mask) if op.mask is not None else self._all_true(mem_t.count)
         raw = cg.call_intrinsic(b, "llvm.masked.gather", [mem_t, ptrs.type], mem_t,
                                 [ptrs, ir.Constant(cg.I32, _nbytes(mem_t.element)), mask, other])
         return self._load_value(raw, vt)
@@ -1488,6 +1515,44 @@ class FunctionEmitter:
         cg.call_intrinsic(b, "llvm.masked.scatter", [x.type, ptrs.type], cg.VOID,
                           [x, ptrs, ir.Constant(cg.I32, _nbytes(x.type.element)), mask])
         return None
+
+
+# Pure integer vector ops that bound-check masks and the addresses of a gather or scatter
+# are built from (_deferred_values).
+_REMAT_OPS = frozenset(("arith.cmpi", "arith.addi", "arith.subi", "arith.muli", "arith.extsi", "arith.extui",
+                        "arith.andi", "vector.broadcast", "tcpu.iota", "tcpu.addptr"))
+# Operands read only off a loop's hot path: a masked access's mask (its full chunks test
+# it on scalars, codegen/lane_masks.py; the vector is read by the partial chunk's path) and
+# a gather's or scatter's addresses and mask (taken where a run-time stride is not 1).
+_COLD_OPERANDS = {"tcpu.vload": ("mask", ), "tcpu.vstore": ("mask", ), "tcpu.gather": ("ptr", "mask"),
+                  "tcpu.scatter": ("ptr", "mask")}
+
+
+def _deferred_values(func: Operation) -> set:
+    """Vector values of _REMAT_OPS read only as _COLD_OPERANDS (directly or through other
+    such values). They are not emitted where they are defined but computed again at each
+    use (FunctionEmitter._remat), so that nothing of them runs on the hot path: in
+    FlagGems' loops over 64-bit offsets the mask and offsets were ~17 vector instructions
+    per 32 lanes there, which LLVM did not sink because the load's and the store's cold
+    paths both read them (and a copy made only in those paths was merged back into the
+    first by LLVM's CSE). Where a use is on the hot path it is computed there, once."""
+    deferred = set()
+    candidates = [op for op in func.walk() if op.name in _REMAT_OPS and len(op.results) == 1
+                  and isinstance(op.results[0].type, VectorType)]
+
+    def cold_use(use) -> bool:
+        user = use.operation
+        names = _COLD_OPERANDS.get(user.name)
+        if names is not None:
+            return any(getattr(user, n, None) is user.operands[use.index] for n in names)
+        return len(user.results) == 1 and user.results[0] in deferred
+
+    for op in reversed(candidates):  # users come after their operands
+        r = op.results[0]
+        uses = list(r.uses)
+        if uses and all(cold_use(u) for u in uses):
+            deferred.add(r)
+    return deferred
 
 
 def _bf16_bits(x: float) -> int:
