@@ -1366,14 +1366,13 @@ class FunctionEmitter:
         a = op.properties.get("alignment")
         return a.value.data if a is not None else default
 
-    def _mask_other(self, op, mem_t):
-        mask = self.v(op.mask) if op.mask is not None else None
+    def _other(self, op, mem_t):
+        """The value of a masked load's masked-off lanes (its `other`, else zero). The
+        mask itself is read where it is used (it may be deferred: _deferred_values)."""
         if op.other is not None:
-            other = self._store_value(self.v(op.other), op.other.type)
-        else:
-            other = cg.const(mem_t, 0) if not isinstance(cg.scalar_of(mem_t), ir.PointerType) else \
-                ir.Constant(mem_t, None)
-        return mask, other
+            return self._store_value(self.v(op.other), op.other.type)
+        return cg.const(mem_t, 0) if not isinstance(cg.scalar_of(mem_t), ir.PointerType) else \
+            ir.Constant(mem_t, None)
 
     def op_tcpu_load(self, op):
         b = self.builder
@@ -1381,7 +1380,7 @@ class FunctionEmitter:
         mem_t = self.me.type(vt, memory=True)
         ptr = self.v(op.ptr)
         align = _nbytes(mem_t)
-        other = self._mask_other(op, mem_t)[1] if op.mask is not None else None
+        other = self._other(op, mem_t) if op.mask is not None else None
         raw = self._masked(op.mask, lambda: b.load(ptr, typ=mem_t, align=align), other)
         return self._load_value(raw, vt)
 
@@ -1412,7 +1411,7 @@ class FunctionEmitter:
         if op.mask is None:
             raw = b.load(ptr, typ=mem_t, align=align)
         else:
-            other = self._mask_other(op, mem_t)[1]
+            other = self._other(op, mem_t)
             # Masked vector moves are slow on some CPUs (microcoded on AMD Zen);
             # most chunks of a masked access are full, so test for that first.
             with b.if_else(self._all_lanes(op.mask), likely=True) as (full, partial):
@@ -1501,7 +1500,7 @@ class FunctionEmitter:
         vt = op.results[0].type
         mem_t = self.me.type(vt, memory=True)
         ptrs = self.v(op.ptr)
-        other = self._mask_other(op, mem_t)[1]
+        other = self._other(op, mem_t)
         mask = self.v(op.mask) if op.mask is not None else self._all_true(mem_t.count)
         raw = cg.call_intrinsic(b, "llvm.masked.gather", [mem_t, ptrs.type], mem_t,
                                 [ptrs, ir.Constant(cg.I32, _nbytes(mem_t.element)), mask, other])
