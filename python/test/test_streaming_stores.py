@@ -27,20 +27,31 @@ def runtime_threshold() -> int:
     return ctypes.c_int64.in_dll(lib, "tcpu_streaming_bytes").value
 
 
-def sysfs_l3_bytes() -> int:
-    """cpu0's L3 size read here from sysfs, independently of the driver (0: none known)."""
+def sysfs_l3(field: str) -> str:
+    """A field of cpu0's L3 entry in sysfs, read here independently of the driver ("": none)."""
     for entry in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
         try:
             with open(os.path.join(entry, "level")) as f:
                 if f.read().strip() != "3":
                     continue
-            with open(os.path.join(entry, "size")) as f:
-                text = f.read().strip()
+            with open(os.path.join(entry, field)) as f:
+                return f.read().strip()
         except OSError:
             continue
-        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-        return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
-    return 0
+    return ""
+
+
+def sysfs_l3_bytes() -> int:
+    """cpu0's L3 size (0: none known)."""
+    text = sysfs_l3("size")
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(text[:-1]) * units[text[-1]] if text[-1:] in units else int(text or 0)
+
+
+def sysfs_l3_cpus() -> int:
+    """How many CPUs share cpu0's L3 (0: not known)."""
+    ranges = [r.split("-") for r in sysfs_l3("shared_cpu_list").split(",") if r]
+    return sum(int(r[-1]) - int(r[0]) + 1 for r in ranges)
 
 
 @triton.jit
@@ -134,21 +145,6 @@ def _threshold_in_a_fresh_process(env_extra):
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     return int(res.stdout.split()[-1])
-
-
-def sysfs_l3_cpus() -> int:
-    """How many CPUs share cpu0's L3, counted here from sysfs (0: not known)."""
-    for entry in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
-        try:
-            with open(os.path.join(entry, "level")) as f:
-                if f.read().strip() != "3":
-                    continue
-            with open(os.path.join(entry, "shared_cpu_list")) as f:
-                ranges = [r.split("-") for r in f.read().strip().split(",") if r]
-        except OSError:
-            continue
-        return sum(int(r[-1]) - int(r[0]) + 1 for r in ranges)
-    return 0
 
 
 def test_default_threshold_is_a_quarter_of_the_l3():

@@ -255,27 +255,37 @@ class _KernelFiles:
         return path
 
 
-def _read_sysfs_caches():
-    """{level: bytes} of cpu0's data/unified caches, from Linux sysfs (empty elsewhere)."""
+def _sysfs_caches():
+    """(level, type, directory) of each of cpu0's caches in Linux sysfs (none elsewhere)."""
     base = "/sys/devices/system/cpu/cpu0/cache"
-    sizes = {}
     try:
         entries = os.listdir(base)
     except OSError:
-        return sizes
+        return
     for entry in entries:
         if not entry.startswith("index"):
             continue
+        path = os.path.join(base, entry)
         try:
-            with open(os.path.join(base, entry, "type")) as f:
+            with open(os.path.join(path, "type")) as f:
                 kind = f.read().strip()
-            with open(os.path.join(base, entry, "level")) as f:
+            with open(os.path.join(path, "level")) as f:
                 level = int(f.read())
-            with open(os.path.join(base, entry, "size")) as f:
-                text = f.read().strip()
         except (OSError, ValueError):
             continue
+        yield level, kind, path
+
+
+def _read_sysfs_caches():
+    """{level: bytes} of cpu0's data/unified caches, from Linux sysfs (empty elsewhere)."""
+    sizes = {}
+    for level, kind, path in _sysfs_caches():
         if kind not in ("Data", "Unified"):
+            continue
+        try:
+            with open(os.path.join(path, "size")) as f:
+                text = f.read().strip()
+        except OSError:
             continue
         scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
         try:
@@ -311,17 +321,11 @@ L3_PER_CPU_MAX = 16 << 20
 
 def _sysfs_l3_sharing_cpus() -> int:
     """How many logical CPUs share cpu0's L3, from sysfs's shared_cpu_list (0: unknown)."""
-    base = "/sys/devices/system/cpu/cpu0/cache"
-    try:
-        entries = os.listdir(base)
-    except OSError:
-        return 0
-    for entry in entries:
+    for level, _, path in _sysfs_caches():
+        if level != 3:
+            continue
         try:
-            with open(os.path.join(base, entry, "level")) as f:
-                if f.read().strip() != "3":
-                    continue
-            with open(os.path.join(base, entry, "shared_cpu_list")) as f:
+            with open(os.path.join(path, "shared_cpu_list")) as f:
                 text = f.read().strip()
         except OSError:
             continue
