@@ -219,11 +219,9 @@ def test_bf16_dot_instruction(M, N, K, vector_bits):
 
 @pytest.mark.parametrize("choice", [None, False])
 def test_bf16_dot_default_follows_the_host(choice):
-    """Without the option, vdpbf16ps is used only where the host has it and its cores
-    issue it fast enough (pipeline.bf16_dot_pays: AMD Zen, not Intel's Xeons, where
-    widening to fp32 FMAs is faster); bf16_dot=False never uses it. The widened result is
-    within fp32 summation error of the exact product too."""
-    from triton_cpu import pipeline
+    """Without the option, vdpbf16ps is used only on AMD Zen cores that have it (on Intel's
+    Xeons widening to fp32 FMAs is faster: README, Knobs); bf16_dot=False never uses it.
+    The widened result is within fp32 summation error of the exact product too."""
     M, N, K = 32, 64, 32
     g = torch.Generator().manual_seed(7)
     a = torch.randn(M, K, generator=g).bfloat16()
@@ -232,6 +230,5 @@ def test_bf16_dot_default_follows_the_host(choice):
     options = {} if choice is None else {"bf16_dot": choice}
     k = dot_kernel[(1,)](a, b, None, d, M=M, N=N, K=K, ACC=False, PRECISION="ieee", OUT=tl.float32, **options)
     torch.testing.assert_close(d.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-5 * K)
-    host = llvm.host()
-    expected = choice is None and HAS_BF16_DOT and pipeline.bf16_dot_pays(host)
+    expected = choice is None and HAS_BF16_DOT and llvm.host().cpu.startswith("znver")
     assert ("vdpbf16ps" in k.asm["asm"]) == expected

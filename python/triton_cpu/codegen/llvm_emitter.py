@@ -189,6 +189,7 @@ class FunctionEmitter:
         if self.dbg:
             self.builder.debug_metadata = self.dbg.entry
         self.deferred = _deferred_values(self.op)
+        self._remat_memo = None
         self.allocate_buffers()
         self.load_bounds_table()
         self.stream_budget = self.streaming_budget()
@@ -1432,28 +1433,21 @@ class FunctionEmitter:
         bound checks (lane_masks)."""
         return all_lanes_test(self.builder, mask, self.v)
 
-    def _remat(self, value: SSAValue, memo=None) -> ir.Value:
-        """A deferred value (_deferred_values) computed at the builder's position from its
-        operands (deferred ones computed there too), each time one is asked for."""
-        memo = {} if memo is None else memo
-        if value not in self.deferred:
-            return self.values[value]
-        if value in memo:
-            return memo[value]
-        op = value.owner
-        saved = {o: self.values.get(o) for o in op.operands}
+    def _remat(self, value: SSAValue) -> ir.Value:
+        """A deferred value (_deferred_values) computed at the builder's position; its
+        handler reads its operands through `v`, so deferred operands are computed there
+        too, each once per outermost call (`_remat_memo`)."""
+        outermost = self._remat_memo is None
+        if outermost:
+            self._remat_memo = {}
         try:
-            for o in op.operands:
-                self.values[o] = self._remat(o, memo)
-            result = getattr(self, "op_" + op.name.replace(".", "_"))(op)
+            if value not in self._remat_memo:
+                op = value.owner
+                self._remat_memo[value] = getattr(self, "op_" + op.name.replace(".", "_"))(op)
+            return self._remat_memo[value]
         finally:
-            for o, x in saved.items():
-                if x is None:
-                    del self.values[o]
-                else:
-                    self.values[o] = x
-        memo[value] = result
-        return result
+            if outermost:
+                self._remat_memo = None
 
     def op_tcpu_vstore(self, op):
         b = self.builder
