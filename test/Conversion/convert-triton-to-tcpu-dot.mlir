@@ -139,3 +139,44 @@ tt.func public @dot_spread_prefetch(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32
   tt.store %op, %d : tensor<32x32x!tt.ptr<f32>>
   tt.return
 }
+
+// B loaded by its own tt.load (A another): no copy loop for B before the micro-kernel.
+// The first row of 4 x 2 micro-tiles (i == 0) loads B from memory in its K loop and
+// stores each vector to the packed buffer; the later rows read that buffer.
+// CHECK-LABEL: func.func public @dot_b_packed_by_first_row
+// CHECK: "tcpu.vload"
+// CHECK: vector.store
+// CHECK-NOT: "tcpu.vload"
+// CHECK: arith.cmpi eq
+// CHECK-NEXT: scf.if
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: %[[B0:.*]] = "tcpu.vload"({{.*}}) {{.*}} -> vector<8xf32>
+// CHECK-NEXT: vector.store %[[B0]], %[[PACKED:.*]][
+// CHECK: math.fma {{.*}}, %[[B0]], {{.*}} : vector<8xf32>
+// CHECK: } else {
+// CHECK-NOT: "tcpu.vload"
+// CHECK: vector.load %[[PACKED]][
+// CHECK-NOT: "tcpu.vload"
+// CHECK: math.fma
+tt.func public @dot_b_packed_by_first_row(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %b: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %c16 = arith.constant dense<16> : tensor<16x1xi32>
+  %row = tt.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %col = tt.expand_dims %r {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rs = arith.muli %row, %c16 : tensor<16x1xi32>
+  %rb = tt.broadcast %rs : tensor<16x1xi32> -> tensor<16x16xi32>
+  %cb = tt.broadcast %col : tensor<1x16xi32> -> tensor<16x16xi32>
+  %off = arith.addi %rb, %cb : tensor<16x16xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %ap = tt.addptr %as, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %x = tt.load %ap : tensor<16x16x!tt.ptr<f32>>
+  %bs = tt.splat %b : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %bp = tt.addptr %bs, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %y = tt.load %bp : tensor<16x16x!tt.ptr<f32>>
+  %z = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+  %d = tt.dot %x, %y, %z, inputPrecision = tf32 : tensor<16x16xf32> * tensor<16x16xf32> -> tensor<16x16xf32>
+  %os = tt.splat %o : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %op = tt.addptr %os, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  tt.store %op, %d : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}
