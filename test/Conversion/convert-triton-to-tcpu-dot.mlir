@@ -105,15 +105,32 @@ tt.func public @dot_scaled(%a: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %s: !tt
 // A `spread` prefetch before a dot (prefetch-next-program's, for the next K block) is
 // issued by the micro-kernel: in the loop over the rows of 4 x 2 micro-tiles of 8 lanes
 // (inside the loop over their columns), each of the 8 x 2 micro-tiles prefetches 4 of the
-// tile's 64 lines (32 rows of two lines) before its K loop. None before the dot.
+// tile's 64 lines (32 rows of two lines), one every 8 steps of its K loop: a loop over its
+// 4 lines, each a prefetch and then 8 steps. None before the dot. (Both K loops, the first
+// row's that packs B and the other rows', are built so.)
 // SPREAD-LABEL: func.func public @dot_spread_prefetch
 // SPREAD-NOT: tcpu.prefetch
 // SPREAD: %[[C4:.*]] = arith.constant 4 : index
 // SPREAD-NEXT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4]] {
+// SPREAD-NOT: tcpu.prefetch
+// SPREAD: scf.if
+// SPREAD-NOT: tcpu.prefetch
+// SPREAD: scf.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} iter_args
 // SPREAD-NOT: scf.for
-// SPREAD-COUNT-4: "tcpu.prefetch"(%{{.*}}) : (!tt.ptr<f32>) -> ()
+// SPREAD: "tcpu.prefetch"(%{{.*}}) : (!tt.ptr<f32>) -> ()
 // SPREAD-NOT: tcpu.prefetch
 // SPREAD: scf.for {{.*}} iter_args
+// SPREAD-NOT: tcpu.prefetch
+// SPREAD: math.fma
+// SPREAD-NOT: tcpu.prefetch
+// SPREAD: } else {
+// SPREAD-NOT: tcpu.prefetch
+// SPREAD: scf.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} iter_args
+// SPREAD-NOT: scf.for
+// SPREAD: "tcpu.prefetch"(%{{.*}}) : (!tt.ptr<f32>) -> ()
+// SPREAD-NOT: tcpu.prefetch
+// SPREAD: scf.for {{.*}} iter_args
+// SPREAD-NOT: tcpu.prefetch
 // SPREAD: math.fma
 // SPREAD-NOT: tcpu.prefetch
 // SPREAD: return
