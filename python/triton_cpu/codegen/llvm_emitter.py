@@ -25,7 +25,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import attr as _attr
 from triton_cpu.codegen.debug_info import DebugInfo
-from triton_cpu.codegen import cgutils as cg, fp8
+from triton_cpu.codegen import cgutils as cg, fp8, uniform_division
 from triton_cpu.analysis.loops import constant_bounds, trip_count
 from triton_cpu.codegen.lane_masks import all_lanes_test
 from triton_cpu.codegen.math_lib import INTRINSICS, MATH_OPS, VECTOR_FUNCTIONS, MathLib
@@ -747,7 +747,29 @@ class FunctionEmitter:
     op_arith_addf = _fbin("fadd")
     op_arith_subf = _fbin("fsub")
     op_arith_mulf = _fbin("fmul")
-    op_arith_divf = _fbin("fdiv")
+    def op_arith_divf(self, op):
+        divisor = self._lane_uniform_f32(op.operands[1])
+        if divisor is not None and isinstance(op.results[0].type, VectorType) \
+                and isinstance(op.results[0].type.element_type, Float32Type):
+            return uniform_division.divide(self.builder, self.v(op.operands[0]), divisor)
+        a, b = self._binary(op)
+        return self.round_bf16(self.builder.fdiv(a, b, flags=self.me.fp_flags), op)
+
+    def _lane_uniform_f32(self, value: SSAValue):
+        """The fp32 scalar every lane of `value` holds when it is a broadcast of one
+        (vector.broadcast of a scalar, a splat constant), else None."""
+        owner = value.owner
+        if isinstance(owner, Operation) and owner.name == "vector.broadcast":
+            src = owner.operands[0]
+            if isinstance(src.type, Float32Type):
+                return self.v(src)
+        if isinstance(owner, Operation) and owner.name == "arith.constant":
+            attr = _attr(owner, "value")
+            if isinstance(attr, DenseIntOrFPElementsAttr) and attr.is_splat() \
+                    and isinstance(value.type, VectorType) and isinstance(value.type.element_type, Float32Type):
+                return ir.Constant(cg.F32, float(attr.get_values()[0]))
+        return None
+
     op_arith_remf = _fbin("frem")
     op_arith_addi = _ibin("add")
     op_arith_subi = _ibin("sub")

@@ -1,0 +1,35 @@
+// RUN: triton-cpu-opt %s --emit-llvm --no-opt --vector-bits 256 --cpu-features +avx,+avx2,+fma | FileCheck %s
+
+// An fp32 vector divided by a broadcast scalar s: y = 1/s once, q0 = a*y, then, when |s| is
+// in [2^-30, 2^30] and every lane has |q0| in [2^-60, 2^60], the two FMAs that round
+// q0 to the correctly rounded quotient; any other vector takes the vector fdiv.
+// CHECK-LABEL: define external void @"k"
+// CHECK: %[[Y:.+]] = fdiv float 0x3ff0000000000000, %[[S:.+]]
+// CHECK: %[[Q0:.+]] = fmul <8 x float> %[[A:[^,]+]], %{{.*}}
+// CHECK: call <8 x float> @"llvm.fabs.v8f32"(<8 x float> %[[Q0]])
+// CHECK: fcmp oge <8 x float> %{{.*}}, <float 0x3c30000000000000
+// CHECK: fcmp ole <8 x float> %{{.*}}, <float 0x43b0000000000000
+// CHECK: call i1 @"llvm.vector.reduce.and.v8i1"
+// CHECK: br i1 %{{.*}}, label %"div.reciprocal", label %"div.fdiv", !prof
+// CHECK: div.reciprocal:
+// CHECK-NEXT: %[[NEG:.+]] = fneg <8 x float> %[[Q0]]
+// CHECK-NEXT: %[[R:.+]] = call <8 x float> @"llvm.fma.v8f32"(<8 x float> %[[NEG]], <8 x float> %{{.*}}, <8 x float> %[[A]])
+// CHECK-NEXT: call <8 x float> @"llvm.fma.v8f32"(<8 x float> %[[R]], <8 x float> %{{.*}}, <8 x float> %[[Q0]])
+// CHECK: div.fdiv:
+// CHECK-NEXT: fdiv <8 x float> %[[A]], %{{.*}}
+// CHECK: div.join:
+// CHECK: phi <8 x float>
+// A divisor that is not the same in every lane: the vector fdiv alone.
+// CHECK: fdiv {{(contract )?}}<8 x float>
+// CHECK-NOT: llvm.fma
+// CHECK: ret void
+func.func public @k(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>) {
+  %m = arith.constant dense<true> : vector<8xi1>
+  %v = "tcpu.vload"(%x, %m) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 0>}> : (!tt.ptr<f32>, vector<8xi1>) -> vector<8xf32>
+  %s = "tcpu.load"(%x) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (!tt.ptr<f32>) -> f32
+  %b = vector.broadcast %s : f32 to vector<8xf32>
+  %q = arith.divf %v, %b : vector<8xf32>
+  %q2 = arith.divf %q, %v : vector<8xf32>
+  "tcpu.vstore"(%o, %q2, %m) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tt.ptr<f32>, vector<8xf32>, vector<8xi1>) -> ()
+  func.return
+}
