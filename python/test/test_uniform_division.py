@@ -5,6 +5,11 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from triton_cpu import llvm
+
+# The reciprocal path is the default on some hosts only (pipeline.reciprocal_division_pays):
+# these tests ask for it, so that it is tested on every host.
+ON = {"reciprocal_division": True}
 
 SPECIAL = [0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1e-45, -1e-42, 1e-39, 3e38, -3e38,
            2.0**-60, 2.0**60, 2.0**-61, 2.0**61, 2.0**-30, 2.0**30, 2.0**-31, 2.0**31, 1.0, -1.0]
@@ -23,8 +28,9 @@ def numerators(rows, cols, seed):
     kind = torch.arange(rows)[:, None] % 3
     x = torch.where(kind == 1, wide, tame)
     special = torch.tensor(SPECIAL)
-    for r in range(2, rows, 3):
-        x[r, torch.randperm(cols, generator=g)[:len(SPECIAL)]] = special
+    for r in range(2, rows, 3):  # (rows shorter than the list get some of them)
+        k = min(cols, len(SPECIAL))
+        x[r, torch.randperm(cols, generator=g)[:k]] = special[torch.randperm(len(SPECIAL), generator=g)[:k]]
     return x
 
 
@@ -54,7 +60,8 @@ def test_each_row_divided_by_its_scalar(vector_bits):
     s = divisors()
     x = numerators(len(s), 256, seed=vector_bits)
     out = torch.empty_like(x)
-    row_divide_kernel[(len(s), )](x, s, out, N=256, vector_bits=vector_bits)
+    k = row_divide_kernel[(len(s), )](x, s, out, N=256, vector_bits=vector_bits, **ON)
+    assert "div.reciprocal" in k.asm["llir"]
     assert_same_bits(out, x / s[:, None])
 
 
@@ -76,7 +83,7 @@ def test_softmax_style_rows():
     x[3] = -200.0  # every exp underflows to 0: 0 / 0
     x[5, :7] = -95.0  # subnormal numerators in the first vector
     e, s, out = torch.empty_like(x), torch.empty(64), torch.empty_like(x)
-    normalize_kernel[(64, )](x, e, s, out, N=1024)
+    normalize_kernel[(64, )](x, e, s, out, N=1024, **ON)
     assert_same_bits(out, e / s[:, None])
     assert out[3].isnan().all()
     rows = [r for r in range(64) if r != 3]  # torch.softmax subtracts the row's max first
@@ -96,7 +103,7 @@ def test_attention_style_division_by_a_row_vector():
     l_i = divisors()[:32]
     acc = numerators(32, 64, seed=7)
     out = torch.empty_like(acc)
-    column_broadcast_kernel[(1, )](acc, l_i, out, M=32, D=64)
+    column_broadcast_kernel[(1, )](acc, l_i, out, M=32, D=64, **ON)
     assert_same_bits(out, acc / l_i[:, None])
 
 
@@ -109,7 +116,7 @@ def divide_by_constant_kernel(x_ptr, out_ptr, N: tl.constexpr):
 def test_division_by_a_constant():
     x = numerators(32, 128, seed=3).reshape(-1)
     out = torch.empty_like(x)
-    divide_by_constant_kernel[(1, )](x, out, N=4096)
+    divide_by_constant_kernel[(1, )](x, out, N=4096, **ON)
     assert_same_bits(out, x / 3.0)
 
 
@@ -123,5 +130,36 @@ def test_divisors_near_the_ends_of_the_exponent_range():
     ratio = 0.5 + 1.5 * torch.rand(len(s), 256, generator=g, dtype=torch.float64)
     x = (s.double()[:, None] * ratio).clamp(-3.4e38, 3.4e38).float()
     out = torch.empty_like(x)
-    row_divide_kernel[(len(s), )](x, s, out, N=256)
+    row_divide_kernel[(len(s), )](x, s, out, N=256, **ON)
     assert_same_bits(out, x / s[:, None])
+
+
+@pytest.mark.parametrize("choice", [None, False])
+def test_default_follows_the_host(choice):
+    """Without the option, the reciprocal path is taken except on AMD Zen cores (whose
+    vector divide is fast: README, Knobs); reciprocal_division=False never takes it. Either
+    way the bits are those of IEEE division."""
+    s = divisors()
+    x = numerators(len(s), 256, seed=11)
+    out = torch.empty_like(x)
+    options = {} if choice is None else {"reciprocal_division": choice}
+    k = row_divide_kernel[(len(s), )](x, s, out, N=256, **options)
+    assert_same_bits(out, x / s[:, None])
+    expected = choice is None and not llvm.host().cpu.startswith("znver")
+    assert ("div.reciprocal" in k.asm["llir"]) == expected
+
+
+@triton.jit
+def short_rows_kernel(x_ptr, s_ptr, out_ptr, N: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, N)
+    tl.store(out_ptr + row * N + cols, tl.load(x_ptr + row * N + cols) / tl.load(s_ptr + row))
+
+
+def test_vectors_narrower_than_a_register_keep_the_divide():
+    s = divisors()
+    x = numerators(len(s), 4, seed=13)
+    out = torch.empty_like(x)
+    k = short_rows_kernel[(len(s), )](x, s, out, N=4, **ON)
+    assert_same_bits(out, x / s[:, None])
+    assert "div.reciprocal" not in k.asm["llir"]

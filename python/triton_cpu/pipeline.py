@@ -47,6 +47,23 @@ def bf16_dot(bits: int, host, requested: bool | None = None) -> bool:
     return has and (bf16_dot_pays(host) if requested is None else requested)
 
 
+def reciprocal_division(host, requested: bool | None = None) -> bool:
+    """Whether fp32 vectors divided by a lane-uniform value go through its reciprocal
+    (codegen/uniform_division.py); `requested` (the kernel's `reciprocal_division` option)
+    forces the choice."""
+    return reciprocal_division_pays(host) if requested is None else requested
+
+
+def reciprocal_division_pays(host) -> bool:
+    """Intel's cores divide a 512-bit vector once every ~9 cycles against two FMAs per
+    cycle (Emerald Rapids, measured back to back), and the reciprocal path's five vector
+    operations win: tutorial 02's softmax in a warm cache 1.03 -> 0.93 ms, Liger's 1.13-1.20
+    -> 0.98-1.02 ms. AMD's Zen cores divide 256 bits every ~3.5 cycles (Zen 3, AMD's and
+    uops.info's tables), where the operation count says the two are about even; not
+    measured on a Zen, so they keep vdivps."""
+    return not host.cpu.startswith("znver")
+
+
 def bf16_dot_pays(host) -> bool:
     """Whether vdpbf16ps beats widening bf16 to fp32 for the FMA micro-kernel (where every
     product of two bf16 is exact too). AMD's Zen 4/5 issue it at the FMA's rate with twice
@@ -106,5 +123,6 @@ def ttcir_to_llir(module, options, host) -> str:
     bits = vector_bits(options, host)
     math = MathLib(bits, getattr(options, "math_lib", "") or "libmvec", host.features)
     text = emit_llvm(module, name, bits, getattr(options, "line_info", False),
-                     getattr(options, "enable_fp_fusion", True), math)
+                     getattr(options, "enable_fp_fusion", True), math,
+                     reciprocal_division(host, getattr(options, "reciprocal_division", None)))
     return llvm.optimize(text, host, name)

@@ -22,6 +22,9 @@
 // A divisor that is not the same in every lane: the vector fdiv alone.
 // CHECK: fdiv {{(contract )?}}<8 x float>
 // CHECK-NOT: llvm.fma
+// A vector narrower than a register (4 x f32 at 256 bits): the fdiv alone.
+// CHECK: fdiv {{(contract )?}}<4 x float>
+// CHECK-NOT: llvm.fma
 // CHECK: ret void
 func.func public @k(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>) {
   %m = arith.constant dense<true> : vector<8xi1>
@@ -31,5 +34,10 @@ func.func public @k(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>) {
   %q = arith.divf %v, %b : vector<8xf32>
   %q2 = arith.divf %q, %v : vector<8xf32>
   "tcpu.vstore"(%o, %q2, %m) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tt.ptr<f32>, vector<8xf32>, vector<8xi1>) -> ()
+  %m4 = arith.constant dense<true> : vector<4xi1>
+  %v4 = "tcpu.vload"(%x, %m4) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 0>}> : (!tt.ptr<f32>, vector<4xi1>) -> vector<4xf32>
+  %b4 = vector.broadcast %s : f32 to vector<4xf32>
+  %q4 = arith.divf %v4, %b4 : vector<4xf32>
+  "tcpu.vstore"(%o, %q4, %m4) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tt.ptr<f32>, vector<4xf32>, vector<4xi1>) -> ()
   func.return
 }

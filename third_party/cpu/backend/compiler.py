@@ -94,6 +94,10 @@ class CPUOptions:
     # bf16 tl.dot on vdpbf16ps (True) or widened to fp32 FMAs (False); default: the host's
     # choice (pipeline.bf16_dot_pays). Only where the host has AVX512-BF16.
     bf16_dot: Optional[bool] = None
+    # fp32 vectors divided by a value every lane shares through its reciprocal and two FMAs
+    # (correctly rounded, codegen/uniform_division.py) instead of vdivps; default: the host's
+    # choice (pipeline.reciprocal_division_pays).
+    reciprocal_division: Optional[bool] = None
 
     def __post_init__(self):
         object.__setattr__(self, "extern_libs", tuple(dict(self.extern_libs or {}).items()))
