@@ -110,6 +110,9 @@ tt.func public @dot_scaled(%a: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %s: !tt
 // row's that packs B and the other rows', are built so.)
 // SPREAD-LABEL: func.func public @dot_spread_prefetch
 // SPREAD-NOT: tcpu.prefetch
+// The micro-tiles run column by column: B's packed copy is one column's panel (K x 16).
+// SPREAD: memref.alloca() {{.*}} : memref<32x16xf32>
+// SPREAD-NOT: tcpu.prefetch
 // SPREAD: %[[C4:.*]] = arith.constant 4 : index
 // SPREAD-NEXT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4]] {
 // SPREAD-NOT: tcpu.prefetch
