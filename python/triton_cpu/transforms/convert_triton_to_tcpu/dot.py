@@ -6,7 +6,8 @@ contiguous rows. A is packed by a copy loop before the micro-kernel; B, when it 
 value (a tt.load, possibly converted), by the micro-tiles of the first row: their K loop
 loads B from memory and stores the packed copy that the later rows read, so those loads
 overlap with FMAs instead of running in a copy loop of their own (tutorial matmul 1024^3
-fp32 on a 2-core Xeon: 7.8-8.1 -> 7.6-7.7 ms, best of 200 calls). For each MR x (NR*VL) tile of C, MR*NR vector accumulators stay in
+fp32 on a 2-core Xeon: 7.8-8.1 -> 7.6-7.7 ms, best of 200 calls). For each MR x (NR*VL)
+tile of C, MR*NR vector accumulators stay in
 registers over the whole K loop; each step loads NR vectors of a row of B and
 broadcasts MR scalars of a column of A. A leading batch dimension (3-D dot) is an outer
 loop. C is written in place into C0's buffer when nothing else reads C0 (a loop-carried
@@ -326,6 +327,12 @@ def _prefetch_line(e, ptr, step, per, lines, tiles, t, q):
     line = e.idx_add(e.idx_mul(t, per), q)
     if per * tiles > lines:  # the last micro-tiles repeat the tile's last line
         line = e.emit(arith.MinUIOp(e.as_ssa_index(line), e.const_index(lines - 1)))
+    _issue_line(e, ptr, step, line)
+
+
+def _issue_line(e, ptr, step, line):
+    """A prefetch of line `line` of a 2-D tile of pointers, counted row by row (`step`
+    lanes per line)."""
     per_row = -(-shape_of(ptr)[1] // step)
     idx = (e.idx_div_rem(line, per_row, 0), e.idx_mul(e.idx_div_rem(line, 1, per_row), step))
     e.emit(tcpu.PrefetchOp(e.value(ptr, idx, 1)))
@@ -339,21 +346,13 @@ def _spread_prefetches(e, prefetches, t, tiles: int):
     (neighbouring micro-tiles then repeat a line)."""
     for ptr, step in prefetches:
         rows, cols = shape_of(ptr)
-        per_row = -(-cols // step)
-        lines = rows * per_row
+        lines = rows * -(-cols // step)
         if lines >= tiles:
             per = -(-lines // tiles)
-            share = []
             for u in range(per):
-                line = e.idx_add(e.idx_mul(t, per), u)
-                if lines % tiles:
-                    line = e.emit(arith.MinUIOp(e.as_ssa_index(line), e.const_index(lines - 1)))
-                share.append(line)
+                _prefetch_line(e, ptr, step, per, lines, tiles, t, u)
         else:
-            share = [e.idx_div_rem(e.idx_mul(t, lines), tiles, 0)]
-        for line in share:
-            idx = (e.idx_div_rem(line, per_row, 0), e.idx_mul(e.idx_div_rem(line, 1, per_row), step))
-            e.emit(tcpu.PrefetchOp(e.value(ptr, idx, 1)))
+            _issue_line(e, ptr, step, e.idx_div_rem(e.idx_mul(t, lines), tiles, 0))
 
 
 _F32 = Float32Type()
