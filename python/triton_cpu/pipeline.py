@@ -57,8 +57,8 @@ def reciprocal_division(host, requested: bool | None = None) -> bool:
 def reciprocal_division_pays(host) -> bool:
     """Intel's cores divide a 512-bit vector once every ~9 cycles against two FMAs per
     cycle (Emerald Rapids, measured back to back), and the reciprocal path's five vector
-    operations win: tutorial 02's softmax in a warm cache 1.03 -> 0.93 ms, Liger's 1.13-1.20
-    -> 0.98-1.02 ms. AMD's Zen cores divide 256 bits every ~3.5 cycles (Zen 3, AMD's and
+    operations win: tutorial 02's softmax in a warm cache 1.03 -> 0.93 ms, Liger's 1.13-1.42
+    -> 0.98-1.08 ms (benchmarks/bench_libraries.py). AMD's Zen cores divide 256 bits every ~3.5 cycles (Zen 3, AMD's and
     uops.info's tables), where the operation count says the two are about even; not
     measured on a Zen, so they keep vdivps."""
     return not host.cpu.startswith("znver")

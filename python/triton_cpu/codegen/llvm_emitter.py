@@ -748,6 +748,7 @@ class FunctionEmitter:
     op_arith_addf = _fbin("fadd")
     op_arith_subf = _fbin("fsub")
     op_arith_mulf = _fbin("fmul")
+
     def op_arith_divf(self, op):
         t = op.results[0].type
         # Vectors narrower than a register keep the divide: it is cheaper there (FlagGems'
