@@ -54,7 +54,7 @@ def _scalar_test(b, mask, value_of):
         return b.and_(all_lanes_test(b, op.operands[0], value_of), all_lanes_test(b, op.operands[1], value_of))
     if name == "arith.cmpi":
         return _ramp_compare(b, op, value_of)
-    return _uniform(mask, value_of)  # a broadcast i1, or a splat constant
+    return uniform_scalar(mask, value_of)  # a broadcast i1, or a splat constant
 
 
 def _ramp_compare(b, op, value_of):
@@ -74,7 +74,7 @@ def _ramp_compare(b, op, value_of):
     width = vt.element_type.width.data
     lanes = vt.get_shape()[0]
     guards = []
-    start, bound = _ramp_start(b, terms, value_of, width, lanes, guards), _uniform(bound, value_of)
+    start, bound = _ramp_start(b, terms, value_of, width, lanes, guards), uniform_scalar(bound, value_of)
     test = _last_lane_test(b, start, bound, width, signed, rel, lanes)
     for g in guards:
         test = b.and_(g, test)
@@ -146,35 +146,49 @@ def _ramp_start(b, terms, value_of, width: int, lanes: int, guards: list):
             guards.append(_last_lane_test(b, inner, top, v.width, v.signed, _LESS_EQ, lanes))
             x = (b.sext if v.signed else b.zext)(inner, ir.IntType(width))
         else:
-            x = _uniform(v, value_of)
+            x = uniform_scalar(v, value_of)
         start = b.sub(start, x) if negated else b.add(start, x)
     return start
 
 
 def is_uniform(v) -> bool:
-    """Every lane of `v` holds one scalar: a broadcast of it, or a splat constant."""
+    """Every lane of `v` holds one scalar: a broadcast of it, or a splat constant (integer
+    or float)."""
     op = v.owner
     name = getattr(op, "name", None)
     if name == "vector.broadcast":
         return not isinstance(op.operands[0].type, VectorType)
-    return name == "arith.constant" and splat_constant(op) is not None
+    return name == "arith.constant" and _splat_value(op) is not None
 
 
-def _uniform(v, value_of):
-    """The scalar every lane of `v` holds (is_uniform), else None."""
+def uniform_scalar(v, value_of):
+    """The LLVM scalar every lane of `v` holds (is_uniform), else None; `value_of` maps an
+    xDSL value to its emitted LLVM value."""
     if not is_uniform(v):
         return None
     op = v.owner
     if op.name == "vector.broadcast":
         return value_of(op.operands[0])
     elem = value_of(v).type.element
-    c = splat_constant(op)
-    return ir.Constant(elem, c & 1 if elem.width == 1 else c)
+    c = _splat_value(op)
+    if isinstance(elem, ir.IntType):
+        return ir.Constant(elem, c & 1 if elem.width == 1 else c)
+    return ir.Constant(elem, c)
 
 
 def splat_constant(op):
+    """The integer every element of the dense integer constant `op` holds, else None."""
     attr = _attr(op, "value")
     if not isinstance(attr, DenseIntOrFPElementsAttr) or not isinstance(attr.get_element_type(), IntegerType):
         return None
-    vals = {int(x) for x in attr.get_values()}
+    return _splat_value(op)
+
+
+def _splat_value(op):
+    """The number (int or float) every element of the dense constant `op` holds, else None."""
+    attr = _attr(op, "value")
+    if not isinstance(attr, DenseIntOrFPElementsAttr):
+        return None
+    conv = int if isinstance(attr.get_element_type(), IntegerType) else float
+    vals = {conv(x) for x in attr.get_values()}
     return vals.pop() if len(vals) == 1 else None

@@ -27,7 +27,7 @@ from triton_cpu.analysis.axis_info import attr as _attr
 from triton_cpu.codegen.debug_info import DebugInfo
 from triton_cpu.codegen import cgutils as cg, fp8, uniform_division
 from triton_cpu.analysis.loops import constant_bounds, trip_count
-from triton_cpu.codegen.lane_masks import all_lanes_test
+from triton_cpu.codegen.lane_masks import all_lanes_test, uniform_scalar
 from triton_cpu.codegen.math_lib import INTRINSICS, MATH_OPS, VECTOR_FUNCTIONS, MathLib
 from triton_cpu.errors import UnsupportedError
 
@@ -755,26 +755,11 @@ class FunctionEmitter:
         # 4-lane softmax tiles: 5.4 -> 6.5 ms through the reciprocal, Emerald Rapids).
         if self.me.reciprocal_division and isinstance(t, VectorType) and isinstance(t.element_type, Float32Type) \
                 and prod(t.get_shape()) * 32 >= self.me.vector_bits:
-            divisor = self._lane_uniform_f32(op.operands[1])
+            divisor = uniform_scalar(op.operands[1], self.v)  # a broadcast or splat divisor
             if divisor is not None:
                 return uniform_division.divide(self.builder, self.v(op.operands[0]), divisor)
         a, b = self._binary(op)
         return self.round_bf16(self.builder.fdiv(a, b, flags=self.me.fp_flags), op)
-
-    def _lane_uniform_f32(self, value: SSAValue):
-        """The fp32 scalar every lane of `value` holds when it is a broadcast of one
-        (vector.broadcast of a scalar, a splat constant), else None."""
-        owner = value.owner
-        if isinstance(owner, Operation) and owner.name == "vector.broadcast":
-            src = owner.operands[0]
-            if isinstance(src.type, Float32Type):
-                return self.v(src)
-        if isinstance(owner, Operation) and owner.name == "arith.constant":
-            attr = _attr(owner, "value")
-            if isinstance(attr, DenseIntOrFPElementsAttr) and attr.is_splat() \
-                    and isinstance(value.type, VectorType) and isinstance(value.type.element_type, Float32Type):
-                return ir.Constant(cg.F32, float(attr.get_values()[0]))
-        return None
 
     op_arith_remf = _fbin("frem")
     op_arith_addi = _ibin("add")
