@@ -52,9 +52,8 @@ def pack(low, em, value: SSAValue, elem, reuse: bool = True) -> SSAValue:
     own = low.buffers.get(value)
     if reuse and own is not None and src_elem == elem:
         return own
-    lanes = low.config.vector_bits // bits(elem)
-    if len(shape) >= 2 and lanes > 1 and shape[-1] % lanes == 0 and shape[-2] % lanes == 0 \
-            and runs_down_columns(low, value, lanes):
+    lanes = _transposed_lanes(low, value, elem)
+    if lanes:
         return pack_transposed(low, em, value, elem, lanes)
     buf = low.alloc_buffer(TensorType(elem, shape))
     vl = low.vector_length(shape, [value])
@@ -66,6 +65,17 @@ def pack(low, em, value: SSAValue, elem, reuse: bool = True) -> SSAValue:
         e.store_buffer(v, buf, idx)
     low.nest(em, shape, vl, body)
     return buf
+
+
+def _transposed_lanes(low, value: SSAValue, elem) -> int:
+    """The block size when `value` is packed to `elem` through transposes (its memory runs
+    down its columns: transposed_pack), else 0."""
+    shape = shape_of(value)
+    lanes = low.config.vector_bits // bits(elem)
+    if len(shape) >= 2 and lanes > 1 and shape[-1] % lanes == 0 and shape[-2] % lanes == 0 \
+            and runs_down_columns(low, value, lanes):
+        return lanes
+    return 0
 
 
 def lower_dot(low, op: Operation):
@@ -105,13 +115,8 @@ def _packed_by_first_row(low, b: SSAValue, acc_elem, out_shape) -> bool:
     would be wider than the lanes B's own loop nest takes (vector_length)."""
     if b in low.buffers:
         return False
-    shape = shape_of(b)
     _, _, VL = _register_tile(low, acc_elem, *out_shape[-2:])
-    if low.vector_length(shape, [b]) < VL:
-        return False
-    lanes = low.config.vector_bits // bits(acc_elem)
-    return not (lanes > 1 and shape[-1] % lanes == 0 and shape[-2] % lanes == 0
-                and runs_down_columns(low, b, lanes))
+    return low.vector_length(shape_of(b), [b]) >= VL and not _transposed_lanes(low, b, acc_elem)
 
 
 def _bf16_pairs(low, a, b, acc_elem) -> bool:
@@ -309,13 +314,18 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
     low.buffers[out] = c_buf
 
 
+def _lines(ptr, step: int) -> int:
+    """Cache lines of a 2-D tile of pointers, `step` lanes per line, row by row."""
+    rows, cols = shape_of(ptr)
+    return rows * -(-cols // step)
+
+
 def _prefetch_shares(prefetches, tiles: int, K: int):
     """[(ptr, lanes per line, lines per micro-tile, lines)] when every micro-tile has a
     share of each prefetch (_spread_prefetches) and the K loop has a step per line."""
     out = []
     for ptr, step in prefetches:
-        rows, cols = shape_of(ptr)
-        lines = rows * -(-cols // step)
+        lines = _lines(ptr, step)
         if lines < tiles:
             return None
         out.append((ptr, step, -(-lines // tiles), lines))
@@ -345,8 +355,7 @@ def _spread_prefetches(e, prefetches, t, tiles: int):
     repeat the tile's last line), or one per micro-tile when there are fewer lines
     (neighbouring micro-tiles then repeat a line)."""
     for ptr, step in prefetches:
-        rows, cols = shape_of(ptr)
-        lines = rows * -(-cols // step)
+        lines = _lines(ptr, step)
         if lines >= tiles:
             per = -(-lines // tiles)
             for u in range(per):
