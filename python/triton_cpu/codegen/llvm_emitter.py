@@ -748,6 +748,7 @@ class FunctionEmitter:
     op_arith_addf = _fbin("fadd")
     op_arith_subf = _fbin("fsub")
     op_arith_mulf = _fbin("fmul")
+    _fdiv = _fbin("fdiv")
 
     def op_arith_divf(self, op):
         t = op.results[0].type
@@ -758,8 +759,7 @@ class FunctionEmitter:
             divisor = uniform_scalar(op.operands[1], self.v)  # a broadcast or splat divisor
             if divisor is not None:
                 return uniform_division.divide(self.builder, self.v(op.operands[0]), divisor)
-        a, b = self._binary(op)
-        return self.round_bf16(self.builder.fdiv(a, b, flags=self.me.fp_flags), op)
+        return self._fdiv(op)
 
     op_arith_remf = _fbin("frem")
     op_arith_addi = _ibin("add")

@@ -205,6 +205,16 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
     def b_at(pre, k, n, c):
         return (k, n * VL) if panel else pre + (k, c)
 
+    # In column order each micro-tile issues its share of the prefetches (see below), spread
+    # over its K loop, one line every S steps, when every micro-tile has a share and the K
+    # loop a step per line (`shares`); else all before its K loop. S is a power of two:
+    # 10-step groups (3 lines in 32 steps) were 9% slower than one burst of 3 before the
+    # loop (1024^3, 64 x 128 x 32, 256-bit vectors), 8-step ones as fast.
+    tiles = (M // MR) * (N // (NR * VL))
+    shares = _prefetch_shares(prefetches, tiles, K) if column_order else None
+    if shares is not None:
+        S = 1 << ((K // sum(share[2] for share in shares)).bit_length() - 1)
+
     def tile(e, idx):
         pre = idx[:-2]
         i0, j0 = idx[-2], idx[-1]
@@ -216,11 +226,8 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
             # micro-tiles prefetch lines of rows far apart. Numbered in column order, they
             # fetched a row's lines one after the other: 15% slower (2048^3, Zen 3).
             t = e.idx_add(e.idx_mul(e.idx_div_rem(i0, MR, 0), N // (NR * VL)), e.idx_div_rem(j0, NR * VL, 0))
-            shares = _prefetch_shares(prefetches, tiles, K)
             if shares is None:
                 _spread_prefetches(e, prefetches, t, tiles)
-        else:
-            shares = None
 
         def b_from_source(k_em, k):
             bs = []
@@ -256,11 +263,8 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
         def k_loop(le, first_row=False):
             if shares is None:
                 return le.for_loop(0, K, 1, accs, lambda k_em, k, a: step(k_em, k, a, first_row))
-            # One prefetched line every S steps of the K loop: a loop over the lines of
-            # each share, each line followed by S steps, then the steps left. S is a power
-            # of two: 10-step groups (3 lines in 32 steps) were 9% slower than one burst
-            # of 3 before the loop (1024^3, 64 x 128 x 32, 256-bit vectors), 8-step ones as fast.
-            S = 1 << ((K // sum(share[2] for share in shares)).bit_length() - 1)
+            # One prefetched line every S steps of the K loop (S above): a loop over the
+            # lines of each share, each line followed by S steps, then the steps left.
             carried, k0 = accs, 0
             for ptr, pstep, per, lines in shares:
                 def group(q_em, q, a, ptr=ptr, pstep=pstep, per=per, lines=lines, k0=k0):
@@ -294,7 +298,6 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
     # every row of micro-tiles reads again (2048^3 fp32 on Zen 3, 64 x 128 x 32 tiles:
     # 106-108 -> 103-106 ms; the prefetches in row order were 15% slower).
     # (hints.py hands only 2-D tiles to a dot, so a batched dot has none.)
-    tiles = (M // MR) * (N // (NR * VL))
     if column_order:
         low.nest_steps(em, (N, M), [NR * VL, MR], lambda e, idx: tile(e, (idx[1], idx[0])))
     else:
