@@ -31,7 +31,7 @@ from xdsl.traits import MemoryEffectKind, has_effects
 
 from triton_cpu.analysis.axis_info import attr
 
-from . import atomics, calls, control_flow, debug_ops, dot, hints, map_elementwise, reductions, shape_ops
+from . import atomics, calls, control_flow, debug_ops, dot, hints, map_elementwise, reductions, shape_ops, write_guards
 from .core import Config, FuncLowering
 from .util import is_tensor
 
@@ -112,6 +112,8 @@ def _lower_op(low, op, to_materialize, tensor_ops):
     for r in op.results:
         if r in to_materialize and op.next_op is not None:
             low.materialize_at_definition(op, r)
+        elif r in low.guarded and op.next_op is not None:
+            write_guards.at_definition(low, op, r)
     lower = LOWERINGS.get(name)
     if lower is not None:
         lower(low, op)

@@ -29,8 +29,8 @@ Values whose runs along the lane dimension are longer than a step are computed o
 group of steps (`lane_groups`).
 
 `FuncLowering.materialization_plan` decides what is computed once (a load that a write
-may separate from a consumer, an expensive value with several consumers or used in a loop
-it is defined outside of); the
+may separate from a consumer, unless only stores of one element do, see `write_guards`;
+an expensive value with several consumers or used in a loop it is defined outside of); the
 construct modules (reductions, dot, control flow, atomics, debug ops) put their
 results in buffers. The package's `__init__` walks the function in program order and
 calls the lowering registered for each op.
@@ -57,7 +57,7 @@ from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
 
-from . import contiguity_checks, hints, strided_loads
+from . import contiguity_checks, hints, strided_loads, write_guards
 from .lane_groups import LaneGroup, group_size, grouped_value
 from .shape_ops import FUSED
 from .util import INDEX, Index, bits, is_tensor, is_volatile, vec_type
@@ -204,7 +204,9 @@ class TileEmitter:
         if hit is None:
             owner = v.owner
             with self.low.at(owner if isinstance(owner, Operation) else None):
-                if self.group is not None and idx and idx[-1] is self.group.j:
+                if v in self.low.guarded:
+                    hit = write_guards.read(self, v, idx, width)
+                elif self.group is not None and idx and idx[-1] is self.group.j:
                     hit = grouped_value(self, v, idx, width, lane)
                 if hit is None:
                     hit = self._value(v, idx, width, lane)
@@ -408,6 +410,7 @@ class FuncLowering:
         self.axis_assumed = AxisInfoAnalysis(optimistic=True, unit_strides=True)  # claims checked at run time
         self.kernel = func_op.properties["sym_name"].data
         self.buffers: dict[SSAValue, SSAValue] = {}  # materialized tensor -> its memref
+        self.guarded: dict[SSAValue, write_guards.Guard] = {}  # loads re-read past scalar stores
         self.carried: dict[Operation, dict[int, SSAValue]] = {}  # scf op -> result index -> buffer
         self.loops_to_strip: list[Operation] = []   # scf ops whose tensor operands/results go
         self.lowered_effects: set[Operation] = set()  # side-effecting ops already lowered
@@ -702,6 +705,7 @@ class FuncLowering:
         elif name == "tt.load":
             res = em.emit(tcpu.LoadOp(op.ptr, op.results[0].type, op.mask, op.other))
         elif name == "tt.store":
+            write_guards.before_store(self, em, op)
             res = em.emit(tcpu.StoreOp(op.ptr, op.value, op.mask))
         else:
             res = self.elementwise(op, lambda x: x, 1, em.emit)
@@ -727,7 +731,9 @@ class FuncLowering:
           - a load that a memory write may separate from one of its consumers (the value
             must be what memory held at the load, as on a GPU), the consumer's own store
             included when another consumer needs the whole tile first (see
-            `_own_store_may_overwrite`);
+            `_own_store_may_overwrite`); unless every such write stores one element and
+            the load reads one contiguous run: then it stays fused and the stores copy it
+            only when they write inside it (`self.guarded`, write_guards.py);
           - an expensive value (a load, math, an extern call, a division or remainder)
             that feeds two or more consumers (a contiguous load excepted: it is read
             again, see `_cheap_to_reload`), or a consumer inside a loop that does not
@@ -765,12 +771,18 @@ class FuncLowering:
             producer = v.owner
             if not isinstance(producer, Operation) or producer not in position:
                 continue
-            if producer.name == "tt.load" and (any(self._write_between(producer, r, writes, position) for r in rs)
-                                               or self._own_store_may_overwrite(producer, rs)):
-                plan.add(v)
-            elif producer.name.startswith(self._EXPENSIVE) and \
-                    ((len(rs) >= 2 and not self._cheap_to_reload(producer))
-                     or any(self._in_inner_loop(r, producer) for r in rs)):
+            expensive = producer.name.startswith(self._EXPENSIVE) and \
+                ((len(rs) >= 2 and not self._cheap_to_reload(producer))
+                 or any(self._in_inner_loop(r, producer) for r in rs))
+            if producer.name == "tt.load":
+                between = {w for r in rs for w in self._writes_between(producer, r, writes, position)}
+                if self._own_store_may_overwrite(producer, rs):
+                    plan.add(v)
+                elif between and not expensive and write_guards.guardable(self, producer, between):
+                    self.guarded[v] = write_guards.Guard(frozenset(between))
+                elif between or expensive:
+                    plan.add(v)
+            elif expensive:
                 plan.add(v)
         return plan
 
@@ -856,9 +868,9 @@ class FuncLowering:
         return plan
 
     @staticmethod
-    def _write_between(load, root, writes, position) -> bool:
-        """May a write run after `load` and before `root` evaluates it? (Writes by `root`
-        itself happen chunk by chunk after the chunk's read, as its own loop nest.)"""
+    def _writes_between(load, root, writes, position) -> list:
+        """The writes that may run after `load` and before `root` evaluates it. (Writes by
+        `root` itself happen chunk by chunk after the chunk's read, as its own loop nest.)"""
         lo, hi = position[load], position.get(root, len(position))
         loops = []
         p = root.parent_op()
@@ -866,14 +878,8 @@ class FuncLowering:
             if p.name in ("scf.for", "scf.while") and not p.is_ancestor(load):
                 loops.append(p)
             p = p.parent_op()
-        for w in writes:
-            if w is root:
-                continue
-            if lo < position[w] < hi:
-                return True
-            if any(loop.is_ancestor(w) for loop in loops):  # an earlier iteration's write
-                return True
-        return False
+        return [w for w in writes if w is not root and (
+            lo < position[w] < hi or any(loop.is_ancestor(w) for loop in loops))]  # or an earlier iteration's
 
     def materialize_at_definition(self, op: Operation, value: SSAValue):
         buf = self.alloc_buffer(value.type)
