@@ -102,3 +102,24 @@ def test_store_under_a_condition(flag):
     conditional_store_kernel[(1, )](w, w[7:], out, flag, N=N)
     assert torch.equal(out, before + 1)
     assert w[7].item() == (0.0 if flag else before[7].item())
+
+
+
+@triton.jit
+def descriptor_store_kernel(w_ptr, out_ptr, N: tl.constexpr):
+    # A store through a tensor descriptor writes a whole tile, inside the loaded row here.
+    offs = tl.arange(0, N)
+    w = tl.load(w_ptr + offs)
+    d = tl.make_tensor_descriptor(w_ptr, shape=[N], strides=[1], block_shape=[8])
+    d.store([8], tl.full((8, ), 5.0, tl.float32))
+    tl.store(out_ptr + offs, w * 3)
+
+
+def test_descriptor_store_inside_the_row():
+    N = 32
+    w = torch.randn(N)
+    before = w.clone()
+    out = torch.empty(N)
+    descriptor_store_kernel[(1, )](w, out, N=N)
+    assert torch.equal(out, before * 3)
+    assert (w[8:16] == 5.0).all() and torch.equal(w[:8], before[:8]) and torch.equal(w[16:], before[16:])

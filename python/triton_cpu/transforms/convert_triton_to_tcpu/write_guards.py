@@ -46,7 +46,10 @@ class Guard:
 def guardable(low, load: Operation, writes) -> bool:
     """Can `load` be re-read past `writes` behind a run-time overlap test? Every write a
     store of one element; the load one contiguous run of memory, not volatile."""
-    if not writes or not all(w.name == "tt.store" and not is_tensor(w.operands[0]) for w in writes):
+    # (A store through a block pointer has a tensor value: its pointer is not a tensor
+    # type, but it writes a whole tile.)
+    if not writes or not all(w.name == "tt.store" and not is_tensor(w.operands[0]) and not is_tensor(w.operands[1])
+                             for w in writes):
         return False
     if not is_tensor(load.ptr) or is_volatile(load):
         return False
