@@ -64,7 +64,8 @@ def test_store_inside_the_loaded_row(where):
 @triton.jit
 def store_in_loop_kernel(w_ptr, out_ptr, R, N: tl.constexpr):
     # The row is loaded once; each iteration reads it, then stores one element of it
-    # (the store of an earlier iteration separates the load from a later read).
+    # (the store of an earlier iteration separates the load from a later read). A read in
+    # a loop that does not hold the load keeps the copy taken at the load: not guarded.
     offs = tl.arange(0, N)
     w = tl.load(w_ptr + offs)
     for r in range(R):

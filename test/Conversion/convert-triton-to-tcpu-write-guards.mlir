@@ -7,12 +7,15 @@
 // CHECK-DAG: %[[FLAG:.*]] = memref.alloca() {{.*}} : memref<1xi8>
 // CHECK-DAG: %[[COPY:.*]] = memref.alloca() {{.*}} : memref<32xf32>
 // CHECK: memref.store %{{.*}}, %[[FLAG]]
-// The store: its element against the row's bytes [w, w + 32 * 4), then the copy if fresh.
+// The row's bytes [w, w + 32 * 4) where it is loaded; at the store, its element against
+// them, then the copy if none was taken.
 // CHECK: %[[LO:.*]] = "tcpu.ptr_to_int"
-// CHECK: %[[HI:.*]] = "tcpu.ptr_to_int"
+// CHECK: %[[LAST:.*]] = "tcpu.ptr_to_int"
+// CHECK: %[[HI:.*]] = arith.addi %[[LAST]]
 // CHECK: %[[AT:.*]] = "tcpu.ptr_to_int"(%stat) : (!tt.ptr<f32>) -> i64
-// CHECK: arith.cmpi ult, %[[AT]]
-// CHECK: arith.cmpi ugt
+// CHECK: %[[END:.*]] = arith.addi %[[AT]]
+// CHECK: arith.cmpi ult, %[[AT]], %[[HI]]
+// CHECK: arith.cmpi ugt, %[[END]], %[[LO]]
 // CHECK: scf.if
 // CHECK: scf.for
 // CHECK: "tcpu.vload"

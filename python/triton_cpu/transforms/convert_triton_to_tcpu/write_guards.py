@@ -3,25 +3,27 @@
 A load that a memory write may separate from one of its consumers must give the consumer
 what memory held at the load, as on a GPU, where the load fills registers: the fusion core
 used to copy such a load into a buffer right after it, in every program. Row-wise kernels
-that keep their statistics for a backward pass do that on every row: Liger-Kernel's and
-FlagGems' layer norms load the weight and bias rows first, store the row's mean and rstd
-(one element each) and only then compute the output from the weight and bias; the two
-4 KiB copies per row were a third of the kernel's time.
+that keep their statistics for a backward pass do that on every row: Liger-Kernel's layer
+norm loads the weight and bias rows first, stores the row's mean and rstd (one element
+each) and only then computes the output from the weight and bias (the two 4 KiB copies
+per row were a third of the kernel's time); FlagGems' keeps its input row across the same
+two stores.
 
 Here, when every write in between is a store of one element (a scalar `tt.store`) and the
 load reads one contiguous run of memory (a 1-D tile of pointers contiguous over its whole
-length, so that its bytes are [ptr[0], ptr[N-1] + size)), the consumers read memory again
-(the load stays fused, `cheap_to_reload`) and each of those stores first tests whether it
-writes inside that run: only then, and only at the first such store, is the load copied
-into its buffer, before the store changes memory, and a flag says that the consumers must
-read the copy. Without overlap (distinct tensors, the case of every kernel library seen)
-the cost is two compares per store and one well-predicted branch per chunk a consumer
-reads; with overlap the result is what the copy-at-the-load gave.
+length, so that its bytes are [ptr[0], ptr[N-1] + size), computed where the load stands),
+the consumers read memory again (the load stays fused, `cheap_to_reload`) and each of
+those stores first tests whether it writes inside that run: only then, and only at the
+first such store, is the load copied into its buffer, before the store changes memory,
+and a flag says that the consumers must read the copy. Without overlap (distinct tensors,
+the case of every kernel library seen) the cost is two compares per store and one
+well-predicted branch per chunk a consumer reads; with overlap the result is what the
+copy-at-the-load gave.
 
 The flag lives in a one-element buffer, set to 0 where the load runs (again at each
-execution of the load, in a loop), so that stores under `scf.if` or in a loop around the
-consumers (an earlier iteration's store) are covered the same way; LLVM keeps it in a
-register.
+execution of the load, in a loop), so that a store under `scf.if` is covered the same way;
+LLVM keeps it in a register. (A consumer in a loop that does not hold the load is never
+guarded: the load is copied once for such a loop anyway, see materialization_plan.)
 """
 from dataclasses import dataclass
 
@@ -37,10 +39,13 @@ from .util import is_tensor, is_volatile, vec_type
 
 @dataclass
 class Guard:
-    """A load read again by its consumers, with the stores that may overwrite it."""
+    """A load read again by its consumers, with the stores that may overwrite it; the rest
+    is set where the load stands (at_definition)."""
     writes: frozenset  # scalar tt.store ops between the load and a consumer
     buf: SSAValue | None = None   # the copy, valid when flag != 0
     flag: SSAValue | None = None  # memref<1xi8>
+    lo: SSAValue | None = None    # the load's first byte address (i64)
+    hi: SSAValue | None = None    # one past its last byte
 
 
 def guardable(low, load: Operation, writes) -> bool:
@@ -58,13 +63,18 @@ def guardable(low, load: Operation, writes) -> bool:
 
 
 def at_definition(low, op: Operation, value: SSAValue):
-    """Allocates the copy and the flag of guarded `value` (a result of `op`), and clears
-    the flag where `op` runs."""
+    """Allocates the copy and the flag of guarded `value` (a result of `op`); where `op`
+    runs, clears the flag and computes the bytes the load reads (the pointers' operands
+    are defined there, and the load's position dominates every store it is guarded from)."""
     g = low.guarded[value]
     g.buf = low.alloc_buffer(value.type)
     g.flag = low.alloc_buffer(TensorType(i8, [1]))
     em = low.emitter_before(op.next_op)
-    em.store_buffer(em.emit(arith.ConstantOp(IntegerAttr(0, i8))), g.flag, (0,))
+    em.store_buffer(_i8(em, 0), g.flag, (0,))
+    n = shape_of(value)[0]
+    g.lo = _address(em, em.value(op.ptr, (0,), 1))
+    last = _address(em, em.value(op.ptr, (n - 1,), 1))
+    g.hi = em.emit(arith.AddiOp(last, _i64(em, pointee_bytes(element_type(op.ptr.type)))))
 
 
 def before_store(low, em, store: Operation):
@@ -73,36 +83,40 @@ def before_store(low, em, store: Operation):
     for value, g in low.guarded.items():
         if store not in g.writes or g.flag is None:
             continue
-        load = value.owner
-        n = shape_of(value)[0]
-        size = pointee_bytes(element_type(load.ptr.type))
-        lo = em.emit(tcpu.PtrToIntOp(em.value(load.ptr, (0,), 1), i64))
-        hi = em.emit(tcpu.PtrToIntOp(em.value(load.ptr, (n - 1,), 1), i64))
-        hi = em.emit(arith.AddiOp(hi, _i64(em, size)))
-        at = em.emit(tcpu.PtrToIntOp(store.operands[0], i64))
+        at = _address(em, store.operands[0])
         end = em.emit(arith.AddiOp(at, _i64(em, pointee_bytes(store.operands[0].type))))
-        overlap = em.emit(arith.AndIOp(em.emit(arith.CmpiOp(at, hi, "ult")), em.emit(arith.CmpiOp(end, lo, "ugt"))))
-        fresh = em.emit(arith.CmpiOp(em.load_buffer(g.flag, (0,), 1), em.emit(arith.ConstantOp(IntegerAttr(0, i8))),
-                                     "eq"))
+        overlap = em.emit(arith.AndIOp(em.emit(arith.CmpiOp(at, g.hi, "ult")), em.emit(arith.CmpiOp(end, g.lo, "ugt"))))
 
-        def copy(e, value=value, g=g, n=n):
+        def copy(e, value=value, g=g):
+            n = shape_of(value)[0]
             vl = low.vector_length((n,), [value])
             # _value, not value: the load itself, from memory (the flag is still 0 here).
             low.nest_steps(e, (n,), [vl], lambda c, idx: c.store_buffer(c._value(value, idx, vl, 0), g.buf, idx))
-            e.store_buffer(e.emit(arith.ConstantOp(IntegerAttr(1, i8))), g.flag, (0,))
+            e.store_buffer(_i8(e, 1), g.flag, (0,))
             return []
-        em.if_else(em.emit(arith.AndIOp(overlap, fresh)), [], copy, lambda e: [])
+        em.if_else(em.emit(arith.AndIOp(overlap, _flag_is(em, g, "eq"))), [], copy, lambda e: [])
 
 
 def read(em, value: SSAValue, idx, width: int) -> SSAValue:
     """Guarded `value` at `idx` (its only axis): the copy when a store took one, else the
     load itself, read again."""
     g = em.low.guarded[value]
-    copied = em.emit(arith.CmpiOp(em.load_buffer(g.flag, (0,), 1), em.emit(arith.ConstantOp(IntegerAttr(0, i8))),
-                                  "ne"))
     rtype = vec_type(element_type(value.type), width)
-    return em.if_else(copied, [rtype], lambda e: [e.load_buffer(g.buf, idx, width)],
+    return em.if_else(_flag_is(em, g, "ne"), [rtype], lambda e: [e.load_buffer(g.buf, idx, width)],
                       lambda e: [e._value(value, idx, width, 0)])[0]
+
+
+def _flag_is(em, g: Guard, pred: str) -> SSAValue:
+    """The flag compared with 0 ("eq": no copy taken yet; "ne": taken)."""
+    return em.emit(arith.CmpiOp(em.load_buffer(g.flag, (0,), 1), _i8(em, 0), pred))
+
+
+def _address(em, ptr: SSAValue) -> SSAValue:
+    return em.emit(tcpu.PtrToIntOp(ptr, i64))
+
+
+def _i8(em, v: int) -> SSAValue:
+    return em.emit(arith.ConstantOp(IntegerAttr(v, i8)))
 
 
 def _i64(em, v: int) -> SSAValue:
