@@ -1,4 +1,6 @@
 """Tensors carried by loops and yielded by ifs, against torch and the interpreter."""
+import re
+
 import pytest
 import torch
 import triton
@@ -352,6 +354,40 @@ def test_disable_licm_reaches_llvm(no_licm):
     k = licm_kernel[(1,)](x, out, 10, NO_LICM=no_licm)
     assert out.item() == 45.0
     assert ("llvm.licm.disable" in k.asm["llir"]) == no_licm
+
+
+@triton.jit
+def _masked_rows_kernel(x_ptr, out_ptr, n, rows, NO_LICM: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for i in tl.range(0, rows, disable_licm=NO_LICM):
+        acc += tl.exp(tl.load(x_ptr + i * n + offs, mask=offs < n, other=0.0))
+    tl.store(out_ptr + offs, acc, mask=offs < n)
+
+
+def _loop_properties(llir):
+    """The property sets of the loop IDs in LLVM IR text: {"licm", "unroll"} and the like."""
+    names = dict(re.findall(r'^(![0-9]+) = !\{ ?!"llvm\.(?:loop\.)?(\w+)\.disable" ?\}', llir, re.M))
+    ids = re.findall(r"^(![0-9]+) = (?:distinct )?!\{ ?\1, ([^}]*)\}", llir, re.M)
+    return [frozenset(names[x.strip()] for x in rest.split(",") if x.strip() in names) for _, rest in ids]
+
+
+@pytest.mark.parametrize("no_licm", [False, True])
+@pytest.mark.parametrize("vector_bits", [256, 512])
+def test_branching_loops_are_not_unrolled(no_licm, vector_bits):
+    """A loop whose body branches (a masked chunk, exp's two paths) keeps
+    `llvm.loop.unroll.disable` through LLVM's optimizer, in the same loop ID as
+    `disable_licm` when both apply (test/Codegen/emit-llvm-loop-unroll.mlir checks that a
+    straight-line loop gets no metadata)."""
+    n, rows, block = 1000, 5, 1024
+    x = torch.randn(rows, n)
+    out = torch.empty(n)
+    k = _masked_rows_kernel[(1,)](x, out, n, rows, NO_LICM=no_licm, BLOCK=block, vector_bits=vector_bits)
+    torch.testing.assert_close(out, x.exp().sum(0), rtol=1e-5, atol=1e-5)
+    props = _loop_properties(k.asm["llir"])
+    assert frozenset({"unroll"}) in props or frozenset({"unroll", "licm"}) in props
+    if no_licm:
+        assert frozenset({"unroll", "licm"}) in props
 
 
 @triton.jit
