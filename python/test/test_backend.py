@@ -9,6 +9,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 
 from triton_cpu.errors import UnsupportedError
 
@@ -216,7 +217,46 @@ def test_libraries_linked_are_those_the_kernel_refers_to():
     from triton_cpu import llvm
     got = "\tmovq\ttcpu_streaming_bytes@GOTPCREL(%rip), %rax\n"
     assert llvm._libraries("k:\n" + got + "\tretq\n") == []
-    assert llvm._libraries("k:\n\tcallq\t_ZGVdN8v_logf@PLT\n") == ["-lmvec"]
-    assert llvm._libraries("k:\n\tcallq\tsinf@PLT\n\tcallq\t__truncsfhf2@PLT\n") == ["-lm", "-lgcc"]
+    assert llvm._libraries("k:\n\tcallq\t_ZGVdN8v_logf@PLT\n") == ["mvec"]
+    assert llvm._libraries("k:\n\tcallq\tsinf@PLT\n\tcallq\t__truncsfhf2@PLT\n") == ["m", "gcc"]
     assert llvm._libraries("k:\n\tcallq\tSleef_expf8_u10avx2@PLT\n\tjmp\tk@PLT\n") == []
-    assert llvm._libraries("k:\n\tcallq\t*memset@GOTPCREL(%rip)\n") == ["-lm"]  # libc: harmless
+    assert llvm._libraries("k:\n\tcallq\t*memset@GOTPCREL(%rip)\n") == ["m"]  # libc: harmless
+
+
+@triton.jit
+def _libm_and_sleef_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, CASE: tl.constexpr):
+    # CASE (unused) gives each test case its own compilation: Triton keeps compiled kernels
+    # in memory whatever TRITON_CACHE_DIR says.
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=1.0)
+    tl.store(out_ptr + offs, tl.log(x) + libdevice.pow(x, x), mask=offs < n)
+
+
+@pytest.mark.parametrize("stubs", [True, False])
+@pytest.mark.parametrize("math_lib", ["sleef", "libmvec", "scalar"])
+def test_kernels_name_the_libraries_they_call(stubs, math_lib, monkeypatch, tmp_path):
+    """A kernel that calls SLEEF, libmvec or libm names each library it calls (DT_NEEDED, by
+    its real SONAME) and loads and computes right, whether ld linked the stubs
+    (llvm._link_stub) or, when they cannot be made, the libraries themselves."""
+    from triton_cpu import llvm, sleef
+    if math_lib == "sleef" and not sleef.available():
+        pytest.skip("SLEEF is not installed")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    if stubs:
+        monkeypatch.setenv("TRITON_HOME", str(tmp_path))
+    else:
+        monkeypatch.setattr(llvm, "_link_stub", lambda *args: None)
+    x = torch.rand(100) + 0.5
+    out = torch.empty(100)
+    k = _libm_and_sleef_kernel[(1,)](x, out, 100, BLOCK=128, CASE=f"{stubs}-{math_lib}", math_lib=math_lib)
+    torch.testing.assert_close(out, torch.log(x) + torch.pow(x, x), rtol=1e-5, atol=1e-5)
+    needed = llvm.elf_dynamic_strings(k.kernel, 1)
+    want = {"sleef": llvm._elf_soname(sleef.library_path()) if sleef.available() else None,
+            "libmvec": "libmvec.so.1", "scalar": "libm.so.6"}[math_lib]
+    assert want in needed and "libTritonCPURuntime.so" in needed
+    assert ("Sleef_" in k.asm["asm"]) == (math_lib == "sleef")
+    made = list((tmp_path / ".triton" / "cpu" / "link-stubs").glob("*.stub"))
+    if stubs and llvm._binutils() is not None:
+        assert want in {llvm._elf_soname(str(p)) for p in made}
+    else:
+        assert made == []

@@ -145,16 +145,24 @@ def to_shared_object(name: str, asm_text: str, h: Host) -> bytes:
 
     With binutils' `as` and `ld` on PATH (and no CC in the environment), they are run
     directly: the compiler driver's own start-up, and collect2 between it and ld, took
-    ~8 of the ~20 ms of a link. Otherwise `$CC` (default `cc`) drives both steps."""
-    libs = [f"-L{RUNTIME_DIR}", "-lTritonCPURuntime", *_libraries(asm_text)]
+    ~8 of the ~20 ms of a link. Otherwise `$CC` (default `cc`) drives both steps.
+
+    Run directly, ld links SLEEF, libm and libmvec through stubs (`_link_stub`): empty
+    shared objects with the same SONAMEs, so the kernel still names the real libraries
+    (DT_NEEDED, found at load time through its run path or the system's) and its
+    undefined symbols bind to them when it is loaded, but ld no longer reads their symbol
+    tables: SLEEF's 3600 symbols took ~4 ms of a 10 ms link, libm's and libmvec's ~3."""
+    needed = _libraries(asm_text)
     rpaths = [RUNTIME_DIR]
+    sleef_lib = None
     if "Sleef_" in asm_text:
         from triton_cpu import sleef
-        lib = sleef.library_path()
-        if lib is None:
+        sleef_lib = sleef.library_path()
+        if sleef_lib is None:
             raise RuntimeError(f"kernel {name} calls SLEEF, which is {sleef.status()}")
-        libs.insert(0, lib)
-        rpaths.append(os.path.dirname(lib))
+        rpaths.append(os.path.dirname(sleef_lib))
+    real = ([sleef_lib] if sleef_lib else []) + [f"-l{lib}" for lib in needed if lib != "gcc"]
+    runtime = [f"-L{RUNTIME_DIR}", "-lTritonCPURuntime", *(["-lgcc"] if "gcc" in needed else [])]
     # Line tables (codegen/debug_info.py): LLVM writes `.file N "dir" "name"`, which GNU as
     # reads only in its DWARF 5 mode.
     dwarf5 = "\t.loc\t" in asm_text
@@ -167,24 +175,95 @@ def to_shared_object(name: str, asm_text: str, h: Host) -> bytes:
         if tools is not None:
             as_, ld, libgcc_dir = tools
             obj = os.path.join(tmp, f"{name}.o")
+            sonames = ([_elf_soname(sleef_lib)] if sleef_lib else []) + [_GLIBC_SONAMES[lib] for lib in needed
+                                                                        if lib != "gcc"]
+            stubs = [_link_stub(soname, as_, ld) if soname else None for soname in sonames]
+            if stubs and all(stubs):
+                # every stub is named, used or not (--no-as-needed): what it stands for is
+                # decided here (_libraries), as --as-needed decided it from the real tables
+                linked = ["--push-state", "--no-as-needed", *stubs, "--pop-state", *runtime]
+            else:
+                linked = real + runtime
             # no C runtime start files, as with the driver's -nostdlib below; these are
             # the flags gcc passes ld for `-shared -nostdlib` (gcc -v)
             steps = [[as_, *(["--gdwarf-5"] if dwarf5 else []), "-o", obj, src],
                      [ld, "--build-id", "--eh-frame-hdr", "--hash-style=gnu", "--as-needed", "-shared", "-o", out,
-                      obj, *(f"-rpath={d}" for d in rpaths), f"-L{libgcc_dir}", *libs]]
+                      obj, *(f"-rpath={d}" for d in rpaths), f"-L{libgcc_dir}", *linked]]
         else:
             # -nostdlib: a kernel needs none of the C runtime's start files, and libc, which
             # every process has loaded, resolves the few libc calls it makes when the object
             # is loaded; libgcc supplies the compiler's helper routines (half/bfloat16
             # conversions without F16C, 128-bit division).
             steps = [[os.environ.get("CC", "cc"), *(["-Wa,--gdwarf-5"] if dwarf5 else []), "-nostdlib", "-shared",
-                      "-fPIC", "-o", out, src, *(f"-Wl,-rpath,{d}" for d in rpaths), *libs]]
+                      "-fPIC", "-o", out, src, *(f"-Wl,-rpath,{d}" for d in rpaths), *real, *runtime]]
         for cmd in steps:
             res = subprocess.run(cmd, capture_output=True, text=True)
             if res.returncode != 0:
                 raise RuntimeError(f"linking kernel {name} failed:\n{' '.join(cmd)}\n{res.stderr}")
         with open(out, "rb") as f:
             return f.read()
+
+
+# glibc's SONAMEs for the libraries `_libraries` names (fixed since glibc 2.1 / 2.22).
+_GLIBC_SONAMES = {"m": "libm.so.6", "mvec": "libmvec.so.1"}
+
+
+def _elf_soname(path: str) -> str | None:
+    """The DT_SONAME of a shared object, or None (none, not a 64-bit little-endian ELF file,
+    unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            names = elf_dynamic_strings(f.read(), 14)  # DT_SONAME
+    except OSError:
+        return None
+    return names[0] if names else None
+
+
+def elf_dynamic_strings(data: bytes, tag: int) -> list[str]:
+    """The strings of a 64-bit little-endian ELF object's dynamic section entries with `tag`
+    (1 DT_NEEDED, 14 DT_SONAME, 29 DT_RUNPATH), in order; [] for any other format."""
+    import struct
+    if data[:6] != b"\x7fELF\x02\x01":
+        return []
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    out = []
+    for _name, kind, _flags, _addr, offset, size, link, *_ in sections:
+        if kind != 6:  # SHT_DYNAMIC
+            continue
+        strtab = sections[link][4]
+        for pos in range(offset, offset + size, 16):
+            entry, value = struct.unpack_from("<qQ", data, pos)
+            if entry == 0:  # DT_NULL
+                break
+            if entry == tag:
+                out.append(data[strtab + value:data.index(b"\0", strtab + value)].decode())
+    return out
+
+
+def _link_stub(soname: str, as_: str, ld: str) -> str | None:
+    """An empty shared object whose SONAME is `soname`, for ld to link against in place of
+    the library of that name (to_shared_object); made once per machine and user in
+    $TRITON_HOME/.triton/cpu/link-stubs (looked up at every link, a stat: a stub removed
+    since is made again). None when it cannot be made there."""
+    from triton import knobs
+    directory = os.path.join(knobs.cache.home_dir, ".triton", "cpu", "link-stubs")
+    path = os.path.join(directory, f"{soname}.stub")
+    if os.path.isfile(path):
+        return path
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=directory) as tmp:
+            empty_s, empty_o, stub = (os.path.join(tmp, n) for n in ("empty.s", "empty.o", "stub.so"))
+            open(empty_s, "w").close()
+            for cmd in ([as_, "-o", empty_o, empty_s], [ld, "-shared", f"-soname={soname}", "-o", stub, empty_o]):
+                if subprocess.run(cmd, capture_output=True).returncode != 0:
+                    return None
+            os.replace(stub, path)  # atomic: another process sees the whole stub or none
+    except OSError:
+        return None
+    return path
 
 
 # Symbols the assembly refers to through the PLT or the GOT (PIC code reaches every
@@ -194,20 +273,22 @@ _DEFINED = re.compile(r"^([A-Za-z_.$][\w.$]*):", re.M)
 
 
 def _libraries(asm_text: str) -> list[str]:
-    """The libraries besides the runtime (always linked) that may define a symbol the kernel
-    refers to: glibc's libmvec for `_ZGV*` vector functions, libgcc for `__*` compiler
-    helpers, libm for any other (a libc function such as memset also lands here, and
-    `--as-needed` drops libm again). ld reads only these: libm's linker script and symbol
-    table took ~2.3 of a 6 ms link for a kernel that calls nothing."""
+    """The libraries besides the runtime (always linked) and SLEEF (linked when the kernel
+    calls it) that may define a symbol the kernel refers to, as `-l` names: glibc's libmvec
+    ("mvec") for `_ZGV*` vector functions, libgcc ("gcc") for `__*` compiler helpers,
+    libm ("m") for any other (a libc function such as memset lands here too: with the real
+    libm `--as-needed` drops it again; through its stub the kernel names libm.so.6, which
+    every Python process has loaded). Reading only these saved ~2.3 of a 6 ms link for a
+    kernel that calls nothing."""
     external = set(_REFERENCED.findall(asm_text)) - set(_DEFINED.findall(asm_text))
     external = {s for s in external if not s.startswith(("tcpu_", "Sleef_"))}
     libs = []
     if any(s.startswith("_ZGV") for s in external):
-        libs.append("-lmvec")
+        libs.append("mvec")
     if any(not s.startswith(("_ZGV", "__")) for s in external):
-        libs.append("-lm")
+        libs.append("m")
     if any(s.startswith("__") for s in external):
-        libs.append("-lgcc")
+        libs.append("gcc")
     return libs
 
 
