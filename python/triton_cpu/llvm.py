@@ -211,10 +211,11 @@ _GLIBC_SONAMES = {"m": "libm.so.6", "mvec": "libmvec.so.1"}
 def _elf_soname(path: str) -> str | None:
     """The DT_SONAME of a shared object, or None (none, not a 64-bit little-endian ELF file,
     unreadable)."""
+    import struct
     try:
         with open(path, "rb") as f:
             names = elf_dynamic_strings(f.read(), 14)  # DT_SONAME
-    except OSError:
+    except (OSError, struct.error, ValueError, IndexError):  # unreadable or truncated
         return None
     return names[0] if names else None
 
