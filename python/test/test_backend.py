@@ -255,8 +255,6 @@ def test_kernels_name_the_libraries_they_call(stubs, math_lib, monkeypatch, tmp_
             "libmvec": "libmvec.so.1", "scalar": "libm.so.6"}[math_lib]
     assert want in needed and "libTritonCPURuntime.so" in needed
     assert ("Sleef_" in k.asm["asm"]) == (math_lib == "sleef")
-    made = list((tmp_path / ".triton" / "cpu" / "link-stubs").glob("*.stub"))
-    if stubs and llvm._binutils() is not None:
+    if stubs and llvm._binutils() is not None:  # (stubs are for ld run directly only)
+        made = (tmp_path / ".triton" / "cpu" / "link-stubs").glob("*.stub")
         assert want in {llvm._elf_soname(str(p)) for p in made}
-    else:
-        assert made == []

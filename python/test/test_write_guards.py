@@ -105,7 +105,6 @@ def test_store_under_a_condition(flag):
     assert w[7].item() == (0.0 if flag else before[7].item())
 
 
-
 @triton.jit
 def descriptor_store_kernel(w_ptr, out_ptr, N: tl.constexpr):
     # A store through a tensor descriptor writes a whole tile, inside the loaded row here.

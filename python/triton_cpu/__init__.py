@@ -16,3 +16,11 @@ def env_flag(name: str, default: bool) -> bool:
     if value in ("0", "false", "off", "no"):
         return False
     return default
+
+
+def user_path(*parts: str) -> str:
+    """A path under this backend's per-user directory, `$TRITON_HOME/.triton/cpu` (what
+    it keeps between processes: Triton's installation hash, link stubs)."""
+    import os
+    from triton import knobs
+    return os.path.join(knobs.cache.home_dir, ".triton", "cpu", *parts)

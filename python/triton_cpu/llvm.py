@@ -6,6 +6,7 @@ import functools
 import hashlib
 import os
 import re
+import struct
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -177,7 +178,7 @@ def to_shared_object(name: str, asm_text: str, h: Host) -> bytes:
             obj = os.path.join(tmp, f"{name}.o")
             sonames = ([_elf_soname(sleef_lib)] if sleef_lib else []) + [_GLIBC_SONAMES[lib] for lib in needed
                                                                         if lib != "gcc"]
-            stubs = [_link_stub(soname, as_, ld) if soname else None for soname in sonames]
+            stubs = [soname and _link_stub(soname, as_, ld) for soname in sonames]
             if stubs and all(stubs):
                 # every stub is named, used or not (--no-as-needed): what it stands for is
                 # decided here (_libraries), as --as-needed decided it from the real tables
@@ -211,7 +212,6 @@ _GLIBC_SONAMES = {"m": "libm.so.6", "mvec": "libmvec.so.1"}
 def _elf_soname(path: str) -> str | None:
     """The DT_SONAME of a shared object, or None (none, not a 64-bit little-endian ELF file,
     unreadable)."""
-    import struct
     try:
         with open(path, "rb") as f:
             names = elf_dynamic_strings(f.read(), 14)  # DT_SONAME
@@ -223,7 +223,6 @@ def _elf_soname(path: str) -> str | None:
 def elf_dynamic_strings(data: bytes, tag: int) -> list[str]:
     """The strings of a 64-bit little-endian ELF object's dynamic section entries with `tag`
     (1 DT_NEEDED, 14 DT_SONAME, 29 DT_RUNPATH), in order; [] for any other format."""
-    import struct
     if data[:6] != b"\x7fELF\x02\x01":
         return []
     shoff, = struct.unpack_from("<Q", data, 0x28)
@@ -248,8 +247,8 @@ def _link_stub(soname: str, as_: str, ld: str) -> str | None:
     the library of that name (to_shared_object); made once per machine and user in
     $TRITON_HOME/.triton/cpu/link-stubs (looked up at every link, a stat: a stub removed
     since is made again). None when it cannot be made there."""
-    from triton import knobs
-    directory = os.path.join(knobs.cache.home_dir, ".triton", "cpu", "link-stubs")
+    from triton_cpu import user_path
+    directory = user_path("link-stubs")
     path = os.path.join(directory, f"{soname}.stub")
     if os.path.isfile(path):
         return path

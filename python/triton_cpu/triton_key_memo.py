@@ -53,8 +53,8 @@ def signature() -> str:
 
 
 def memo_path() -> str:
-    from triton import knobs
-    return os.path.join(knobs.cache.home_dir, ".triton", "cpu", "triton_key.json")
+    from triton_cpu import user_path
+    return user_path("triton_key.json")
 
 
 def _read(path: str, sig: str):

@@ -602,6 +602,7 @@ class FunctionEmitter:
         inits = [self.v(x) for x in op.operands[3:]]
         body = op.regions[0].blocks[0]
         pre = b.block
+        first_block = len(b.function.blocks)  # the loop's own blocks and its body's follow
         header = b.append_basic_block("for.header")
         loop = b.append_basic_block("for.body")
         exit_ = b.append_basic_block("for.exit")
@@ -628,10 +629,8 @@ class FunctionEmitter:
         iv.add_incoming(nxt, latch)
         for p, y in zip(phis, yielded):
             p.add_incoming(y, latch)
-        blocks = b.function.blocks
-        body_blocks = blocks[blocks.index(loop):]
         branches = any(isinstance(bb.terminator, (ir.ConditionalBranch, ir.SwitchInstr)) and bb not in self.loop_headers
-                       for bb in body_blocks)
+                       for bb in b.function.blocks[first_block:])
         self._loop_hints(op, b.branch(header), no_unroll=branches)
         b.position_at_end(exit_)
         if pushed:

@@ -80,11 +80,12 @@ def at_definition(low, op: Operation, value: SSAValue):
 def before_store(low, em, store: Operation):
     """At scalar `store`: for each guarded load it may overwrite, copy the load into its
     buffer when the store's element lies in the load's bytes and no copy was taken yet."""
-    for value, g in low.guarded.items():
-        if store not in g.writes or g.flag is None:
-            continue
-        at = _address(em, store.operands[0])
-        end = em.emit(arith.AddiOp(at, _i64(em, pointee_bytes(store.operands[0].type))))
+    guards = [(value, g) for value, g in low.guarded.items() if store in g.writes and g.flag is not None]
+    if not guards:
+        return
+    at = _address(em, store.operands[0])
+    end = em.emit(arith.AddiOp(at, _i64(em, pointee_bytes(store.operands[0].type))))
+    for value, g in guards:
         overlap = em.emit(arith.AndIOp(em.emit(arith.CmpiOp(at, g.hi, "ult")), em.emit(arith.CmpiOp(end, g.lo, "ugt"))))
 
         def copy(e, value=value, g=g):
