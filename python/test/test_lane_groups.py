@@ -125,3 +125,25 @@ def test_comparison_masks(pred):
     m = [x < n, x <= n, n > x, n >= x, x >= n, x > n][pred]
     ref = torch.where(m, src[x // 4], torch.tensor(-1.0))
     assert torch.equal(out, ref)
+
+
+@triton.jit
+def gather_rows_kernel(idx, table, out, D: tl.constexpr, B: tl.constexpr):
+    # out[x] = table[(idx[x // D] + x % D) % 64]: tl.gather's lanes are evaluated one by one,
+    # lane j + k of a step from the values its lane group shares (idx[x // D], x % D).
+    x = tl.program_id(0) * B + tl.arange(0, B)
+    row = tl.load(idx + x // D)
+    t = tl.load(table + tl.arange(0, 64))
+    tl.store(out + x, tl.gather(t, (row + x % D) % 64, 0))
+
+
+@pytest.mark.parametrize("vector_bits", [256, 512])
+@pytest.mark.parametrize("D,B", [(64, 512), (128, 256), (32, 128)])
+def test_lanes_of_a_step_in_a_group(D, B, vector_bits):
+    n_rows = 8192 // D
+    idx = torch.randint(0, 1000, (n_rows,), dtype=torch.int32)
+    table = torch.randn(64)
+    out = torch.empty(n_rows * D)
+    gather_rows_kernel[(n_rows * D // B,)](idx, table, out, D=D, B=B, vector_bits=vector_bits)
+    x = torch.arange(n_rows * D)
+    assert torch.equal(out, table[(idx[x // D].long() + x % D) % 64])

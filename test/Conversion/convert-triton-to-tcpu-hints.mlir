@@ -175,3 +175,55 @@ tt.func public @prefetch_other_shape(%x: !tt.ptr<f32> {tt.divisibility = 16 : i3
   tt.store %yp, %v : tensor<256x!tt.ptr<f32>>
   tt.return
 }
+
+// A gather's prefetch issued by the store's loop (Inductor's next-program rows, two fp32
+// elements apart): two lines per 16-lane chunk. In lane groups of 128 both lines come from
+// the group's row pointer: the index load and the division run once per group, not
+// again for the second line.
+// CHECK-LABEL: func.func public @prefetch_in_groups
+// CHECK-COUNT-2: "tcpu.load"
+// CHECK: scf.for
+// CHECK-NOT: "tcpu.load"
+// CHECK-NOT: arith.divsi
+// CHECK: "tcpu.prefetch"
+// CHECK-NOT: "tcpu.load"
+// CHECK-NOT: arith.divsi
+// CHECK: "tcpu.prefetch"
+// CHECK-NEXT: }
+tt.func public @prefetch_in_groups(%idx: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %t: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %c512 = arith.constant 512 : i32
+  %c128 = arith.constant dense<128> : tensor<512xi32>
+  %c256 = arith.constant dense<256> : tensor<512xi32>
+  %c2 = arith.constant dense<2> : tensor<512xi32>
+  %pid = tt.get_program_id x : i32
+  %base = arith.muli %pid, %c512 : i32
+  %next = arith.addi %base, %c512 : i32
+  %r = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32>
+  %bs = tt.splat %base : i32 -> tensor<512xi32>
+  %x = arith.addi %bs, %r : tensor<512xi32>
+  %x1 = arith.divsi %x, %c128 : tensor<512xi32>
+  %x0 = arith.remsi %x, %c128 : tensor<512xi32>
+  %is = tt.splat %idx : !tt.ptr<i32> -> tensor<512x!tt.ptr<i32>>
+  %ip = tt.addptr %is, %x1 : tensor<512x!tt.ptr<i32>>, tensor<512xi32>
+  %row = tt.load %ip : tensor<512x!tt.ptr<i32>>
+  %ro = arith.muli %row, %c256 : tensor<512xi32>
+  %o = arith.addi %ro, %x0 : tensor<512xi32>
+  %ts = tt.splat %t : !tt.ptr<f32> -> tensor<512x!tt.ptr<f32>>
+  %tp = tt.addptr %ts, %o : tensor<512x!tt.ptr<f32>>, tensor<512xi32>
+  %v = tt.load %tp : tensor<512x!tt.ptr<f32>>
+  %ns = tt.splat %next : i32 -> tensor<512xi32>
+  %nx = arith.addi %ns, %r : tensor<512xi32>
+  %n1 = arith.divsi %nx, %c128 : tensor<512xi32>
+  %n0 = arith.remsi %nx, %c128 : tensor<512xi32>
+  %nip = tt.addptr %is, %n1 : tensor<512x!tt.ptr<i32>>, tensor<512xi32>
+  %nrow = tt.load %nip : tensor<512x!tt.ptr<i32>>
+  %nro = arith.muli %nrow, %c256 : tensor<512xi32>
+  %n2 = arith.muli %n0, %c2 : tensor<512xi32>
+  %no = arith.addi %nro, %n2 : tensor<512xi32>
+  %np = tt.addptr %ts, %no : tensor<512x!tt.ptr<f32>>, tensor<512xi32>
+  "tcpu.prefetch"(%np) : (tensor<512x!tt.ptr<f32>>) -> ()
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<512x!tt.ptr<f32>>
+  %yp = tt.addptr %ys, %x : tensor<512x!tt.ptr<f32>>, tensor<512xi32>
+  tt.store %yp, %v : tensor<512x!tt.ptr<f32>>
+  tt.return
+}

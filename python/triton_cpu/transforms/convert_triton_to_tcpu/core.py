@@ -172,6 +172,15 @@ class TileEmitter:
             return a
         return self.emit(arith.AddiOp(self.as_ssa_index(a), self.as_ssa_index(b)))
 
+    def lane_add(self, j: Index, k: int) -> Index:
+        """Lane index j + k. For j a lane group's own index and 0 < k < the group's step,
+        the lane is the group's too (lane_groups): values it shares come from its start."""
+        out = self.idx_add(j, k)
+        g = self.group
+        if g is not None and j is g.j and 0 < k < g.step and g.size % g.step == 0:
+            g.shifted[out] = k
+        return out
+
     def idx_div_rem(self, a: Index, div: int, mod: int) -> Index:
         """(a // div) % mod; mod 0: a // div."""
         if isinstance(a, int):
@@ -206,7 +215,7 @@ class TileEmitter:
             with self.low.at(owner if isinstance(owner, Operation) else None):
                 if v in self.low.guarded:
                     hit = write_guards.read(self, v, idx, width)
-                elif self.group is not None and idx and idx[-1] is self.group.j:
+                elif self.group is not None and idx and (idx[-1] is self.group.j or idx[-1] in self.group.shifted):
                     hit = grouped_value(self, v, idx, width, lane)
                 if hit is None:
                     hit = self._value(v, idx, width, lane)
@@ -215,7 +224,7 @@ class TileEmitter:
 
     def lanes(self, v: SSAValue, idx, width, lane) -> SSAValue:
         """Fallback: evaluates each lane as a scalar and assembles the vector."""
-        return self.concat([self.value(v, idx[:lane] + (self.idx_add(idx[lane], k),) + idx[lane + 1:], 1)
+        return self.concat([self.value(v, idx[:lane] + (self.lane_add(idx[lane], k),) + idx[lane + 1:], 1)
                             for k in range(width)])
 
     def concat(self, parts: list[SSAValue]) -> SSAValue:
@@ -612,7 +621,7 @@ class FuncLowering:
             outer = TileEmitter(self, e.block, off.block.parent_op())  # before this loop
             outer.cache = e.cache  # values of this group's start already emitted before it
             j = child.idx_add(start, off)
-            child.group = LaneGroup(outer, start, off, j, size)
+            child.group = LaneGroup(outer, start, off, j, size, step)
             body(child, tuple(idx) + (j,))
             return []
         e.for_loop(0, size, step, [], inner)

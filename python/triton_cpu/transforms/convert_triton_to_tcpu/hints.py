@@ -139,7 +139,7 @@ def issue(e, lines, idx, width: int):
     along the last axis at `idx`: one per line (one when the chunk is narrower)."""
     for ptr, step in lines:
         for k in range(0, width, step) if width >= step else [0]:
-            e.emit(tcpu.PrefetchOp(e.value(ptr, idx[:-1] + (e.idx_add(idx[-1], k),), 1)))
+            e.emit(tcpu.PrefetchOp(e.value(ptr, idx[:-1] + (e.lane_add(idx[-1], k),), 1)))
 
 
 def with_pending_prefetches(low, em, shape, vl: int, body):

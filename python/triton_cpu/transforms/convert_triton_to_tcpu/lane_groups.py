@@ -18,10 +18,13 @@ g, offset i) is answered from the group start, evaluated once before the inner l
 
 Runs are aligned (they start at multiples of their length, see AxisInfoAnalysis) and G
 divides them, so [g, g + G) lies inside one run. Only the proven analysis is used.
-Requests at other indices (through a reshape, a transpose, a reduction's own loops) are
-evaluated as before.
+A lane a constant k past j (0 < k < VL: another lane of the same step, like a prefetch of
+the step's second cache line, or one lane of a vector assembled lane by lane) is in the
+group too, as VL divides G: `TileEmitter.lane_add` records it, and v(j + k) is answered
+from the group start the same way (i + k for i). Requests at other indices (through a
+reshape, a transpose, a reduction's own loops) are evaluated as before.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import vector
@@ -46,12 +49,15 @@ _WORTH_A_GROUP = INTEGER_DIVISIONS | {"tt.load"}
 @dataclass
 class LaneGroup:
     """The inner loop of a split lane loop: lane index `j` = `start` + `offset`, with `start`
-    a multiple of `size`; `outer` emits before the inner loop."""
+    a multiple of `size` and `offset` one of `step` (which divides `size`); `outer` emits
+    before the inner loop. `shifted` maps lane indices j + k (0 < k < step) to k."""
     outer: "TileEmitter"
     start: SSAValue | int
     offset: SSAValue
     j: SSAValue
     size: int
+    step: int
+    shifted: dict = field(default_factory=dict)
 
 
 def group_size(low, shape, vl: int, roots) -> int | None:
@@ -78,11 +84,14 @@ def _affine_type(t) -> bool:
 
 
 def grouped_value(em, v: SSAValue, idx, width: int, lane: int) -> SSAValue | None:
-    """`v` at `idx` (whose last index is the group's j) from the group start, or None when
-    v's runs do not cover the group."""
+    """`v` at `idx` (whose last index is the group's j, or a lane of `shifted`) from the
+    group start, or None when v's runs do not cover the group."""
     g = em.group
-    info = em.low.axis.get(v)
+    k = g.shifted.get(idx[-1], 0)
     last = len(idx) - 1
+    if k and width > 1 and lane == last:
+        return None  # lanes j + k onwards might run past the group's end
+    info = em.low.axis.get(v)
     at_start = idx[:-1] + (g.start,)
     elem = element_type(v.type)
     if info.constancy[-1] % g.size == 0:
@@ -94,10 +103,11 @@ def grouped_value(em, v: SSAValue, idx, width: int, lane: int) -> SSAValue | Non
     if width > 1 and (lane != last or is_ptr(elem)):
         return None
     base = g.outer.value(v, at_start, 1)
+    offset = em.idx_add(g.offset, k)  # the lane within the group
     if is_ptr(elem):
-        off = em.emit(arith.IndexCastOp(g.offset, IntegerType(32)))
+        off = em.emit(arith.IndexCastOp(offset, IntegerType(32)))
         return em.emit(tcpu.AddPtrOp(base, off, elem))
-    scalar = em.emit(arith.AddiOp(base, em.emit(arith.IndexCastOp(g.offset, elem))))
+    scalar = em.emit(arith.AddiOp(base, em.emit(arith.IndexCastOp(offset, elem))))
     if width == 1:
         return scalar
     vt = VectorType(elem, [width])
