@@ -134,6 +134,31 @@ def test_no_streaming_in_a_kernel_with_atomics(threshold):
     assert "vmovnt" not in k.asm["asm"]
 
 
+@triton.jit
+def scale_in_place_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0 + 1.0, mask=m)
+
+
+@pytest.mark.skipif(not X86, reason="streaming stores are emitted for x86 only")
+@pytest.mark.parametrize("vector_bits", [256, 512])
+def test_no_streaming_of_an_update_in_place(threshold, vector_bits):
+    """A store through the pointers the kernel loads through writes lines the load just
+    brought into the cache: streaming them would only evict them. The same kernel writing
+    elsewhere streams."""
+    threshold(1)
+    n = 4096
+    x = torch.randn(n)
+    want = x * 2.0 + 1.0
+    k = scale_in_place_kernel[(n // 512,)](x, n, BLOCK=512, vector_bits=vector_bits)
+    torch.testing.assert_close(x, want, rtol=0, atol=0)
+    assert "vmovnt" not in k.asm["asm"]
+    y = torch.empty(n)
+    k = scale_kernel[(n // 512,)](x, y, n, BLOCK=512, vector_bits=vector_bits)
+    assert "vmovnt" in k.asm["asm"]
+
+
 def _threshold_in_a_fresh_process(env_extra):
     code = ("import torch, triton, triton.language as tl\n"
             "from test_streaming_stores import scale_kernel, runtime_threshold\n"

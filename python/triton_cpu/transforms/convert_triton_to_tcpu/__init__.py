@@ -5,6 +5,7 @@ Where each construct lives:
   core.py          fusion and materialization: evaluating a tensor value at loop
                    indices (splat, make_range, constants, loads, elementwise ops),
                    buffers, the policy of what is computed once, tensor stores
+  store_groups.py  adjacent tile stores in one loop nest behind a run-time overlap check
   shape_ops.py     expand_dims, broadcast, trans, reshape, join, split, cat, gather, unsplat
   reductions.py    tt.reduce, tt.scan, tt.histogram (combine regions inlined)
   dot.py           tt.dot, tt.dot_scaled (register-blocked micro-kernel)
@@ -31,7 +32,8 @@ from xdsl.traits import MemoryEffectKind, has_effects
 
 from triton_cpu.analysis.axis_info import attr
 
-from . import atomics, calls, control_flow, debug_ops, dot, hints, map_elementwise, reductions, shape_ops, write_guards
+from . import (atomics, calls, control_flow, debug_ops, dot, hints, map_elementwise, reductions, shape_ops,
+               store_groups, write_guards)
 from .core import Config, FuncLowering
 from .util import is_tensor
 
@@ -64,6 +66,8 @@ LOWERINGS = {
 
 
 def lower_function(f: Operation, config: Config):
+    for blk in f.regions[0].blocks:
+        store_groups.gather(blk)
     low = FuncLowering(f, config)
     ops = [op for blk in f.regions[0].blocks for op in low.ops_in_order(blk)]
     for blk in list(f.regions[0].blocks)[1:]:
@@ -106,6 +110,8 @@ def lower_function(f: Operation, config: Config):
 
 
 def _lower_op(low, op, to_materialize, tensor_ops):
+    if op in low.grouped_done:
+        return  # lowered with its group's first store (store_groups)
     name = op.name
     if op.next_op is None and low.pending_prefetches:  # a block's terminator
         hints.flush_prefetches(low, low.emitter_before(op))

@@ -57,7 +57,7 @@ from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
 
-from . import contiguity_checks, hints, strided_loads, write_guards
+from . import contiguity_checks, hints, store_groups, strided_loads, write_guards
 from .lane_groups import LaneGroup, group_size, grouped_value
 from .shape_ops import FUSED
 from .util import INDEX, Index, bits, is_tensor, is_volatile, vec_type
@@ -425,9 +425,14 @@ class FuncLowering:
         self.lowered_effects: set[Operation] = set()  # side-effecting ops already lowered
         self._constants: dict[Operation, SSAValue] = {}
         self.hoisted: dict[tuple, SSAValue] = {}  # checks emitted before a loop (contiguity_checks)
+        self.store_groups: dict[Operation, store_groups.StoreGroup] = {}  # first store -> its run
+        self.grouped_done: set[Operation] = set()  # stores lowered with their group's first
         all_ops = list(func_op.walk())
         # No streaming stores in a kernel that orders memory between programs (may_stream).
         self.stream_allowed = not any(op.name in self._ORDERING for op in all_ops)
+        # Nor a store through a tile of pointers the kernel also loads through (an update in
+        # place): its lines are in the cache already, and streaming them only evicts them.
+        self.loaded_ptrs = {op.operands[0] for op in all_ops if op.name == "tt.load"}
         # Strided loads that share a window (strided_loads.families), found before any op is
         # lowered (their pointers' scalar parts are rewritten on the way).
         self.stride_families = strided_loads.families(
@@ -674,34 +679,50 @@ class FuncLowering:
     def lower_store(self, op: Operation):
         if not is_tensor(op.ptr):
             return self.lower_scalar(op)
-        ptr, val, mask = op.ptr, op.value, op.mask
-        shape = shape_of(ptr)
-        vl = self.vector_length(shape, [ptr, val] + ([mask] if mask else []), store_ptr=ptr)
-
-        def body(em: TileEmitter, idx):
-            v = em.value(val, idx, vl)
-            m = em.value(mask, idx, vl) if mask is not None else None
-            if vl > 1 and self.axis.get(ptr).contiguity[-1] >= vl:
-                em.emit(tcpu.VStoreOp(em.value(ptr, idx, 1), v, m, self.alignment(ptr, vl), self.stream_allowed))
-            elif vl == 1:
-                em.emit(tcpu.StoreOp(em.value(ptr, idx, 1), v, m))
-            elif self.axis_assumed.get(ptr).contiguity[-1] >= vl:
-                align = self.alignment(ptr, vl)
-
-                def vector_store(e, p0):
-                    e.emit(tcpu.VStoreOp(p0, v, m, align, self.stream_allowed))
-                    return []
-
-                def scatter(e, ptrs):
-                    e.emit(tcpu.ScatterOp(ptrs, v, m))
-                    return []
-                em.speculative(ptr, idx, vl, -1, [], vector_store, scatter)
-            else:
-                em.emit(tcpu.ScatterOp(em.value(ptr, idx, vl), v, m))
-
-        self.loop_nest(op, shape, vl, body, [ptr, val] + ([mask] if mask else []))
+        group = self.store_groups.get(op)
+        if group is not None:  # this store and the ones right after it (store_groups)
+            store_groups.lower(self, group)
+            return
+        self.store_nest(self.emitter_before(op), op)
         op.detach()
         op.erase()
+
+    @staticmethod
+    def store_roots(op: Operation) -> list:
+        """The tensors a tile store evaluates: pointers, value, mask."""
+        return [op.ptr, op.value] + ([op.mask] if op.mask else [])
+
+    def store_nest(self, em: TileEmitter, op: Operation):
+        """The loop nest of tile store `op`, at `em`."""
+        shape = shape_of(op.ptr)
+        roots = self.store_roots(op)
+        vl = self.vector_length(shape, roots, store_ptr=op.ptr)
+        self.nest(em, shape, vl, lambda e, idx: self.store_chunk(e, op, idx, vl), roots)
+
+    def store_chunk(self, em: TileEmitter, op: Operation, idx, vl: int, stream: bool = True):
+        """Tile store `op`'s `vl` lanes at `idx`; `stream`: the store may bypass the caches
+        (when the kernel allows it, see stream_allowed)."""
+        ptr, val, mask = op.ptr, op.value, op.mask
+        v = em.value(val, idx, vl)
+        m = em.value(mask, idx, vl) if mask is not None else None
+        stream = stream and self.stream_allowed and ptr not in self.loaded_ptrs
+        if vl > 1 and self.axis.get(ptr).contiguity[-1] >= vl:
+            em.emit(tcpu.VStoreOp(em.value(ptr, idx, 1), v, m, self.alignment(ptr, vl), stream))
+        elif vl == 1:
+            em.emit(tcpu.StoreOp(em.value(ptr, idx, 1), v, m))
+        elif self.axis_assumed.get(ptr).contiguity[-1] >= vl:
+            align = self.alignment(ptr, vl)
+
+            def vector_store(e, p0):
+                e.emit(tcpu.VStoreOp(p0, v, m, align, stream))
+                return []
+
+            def scatter(e, ptrs):
+                e.emit(tcpu.ScatterOp(ptrs, v, m))
+                return []
+            em.speculative(ptr, idx, vl, -1, [], vector_store, scatter)
+        else:
+            em.emit(tcpu.ScatterOp(em.value(ptr, idx, vl), v, m))
 
     # -- scalars ------------------------------------------------------------
     def lower_scalar(self, op: Operation):
@@ -776,6 +797,9 @@ class FuncLowering:
                 seen = set()
                 for x in op.operands:
                     visit(x, op, seen)
+        groups = store_groups.find(self, ops)
+        self.store_groups = {g.stores[0]: g for g in groups}
+        group_of = {s: g for g in groups for s in g.stores}
         for v, rs in roots.items():
             producer = v.owner
             if not isinstance(producer, Operation) or producer not in position:
@@ -783,16 +807,22 @@ class FuncLowering:
             expensive = producer.name.startswith(self._EXPENSIVE) and \
                 ((len(rs) >= 2 and not self._cheap_to_reload(producer))
                  or any(self._in_inner_loop(r, producer) for r in rs))
+            between, buffered = set(), expensive
             if producer.name == "tt.load":
                 between = {w for r in rs for w in self._writes_between(producer, r, writes, position)}
                 if self._own_store_may_overwrite(producer, rs):
-                    plan.add(v)
+                    buffered = True
                 elif between and not expensive and write_guards.guardable(self, producer, between):
                     self.guarded[v] = write_guards.Guard(frozenset(between))
-                elif between or expensive:
+                    continue
+                else:
+                    buffered = bool(between) or expensive
+            if buffered:
+                group = store_groups.deferring_group(group_of, producer, rs, between)
+                if group is not None:
+                    group.deferred.append(v)
+                else:
                     plan.add(v)
-            elif expensive:
-                plan.add(v)
         return plan
 
     # Ops that order memory between programs or threads: a kernel holding one never uses
