@@ -823,6 +823,8 @@ class FuncLowering:
                     group.deferred.append(v)
                 else:
                     plan.add(v)
+        for g in groups:
+            g.deferred.sort(key=lambda v: position[v.owner])
         return plan
 
     # Ops that order memory between programs or threads: a kernel holding one never uses
