@@ -99,7 +99,25 @@ def test_one_nest_behind_a_check():
     k = two_outputs_kernel[(1,)](x, y, a, b, B=B, PERMUTE=False)
     lines = [ln.strip() for ln in str(k.asm["ttcir"]).splitlines()]
     stores = [i for i, ln in enumerate(lines) if ln.startswith('"tcpu.vstore"')]
-    assert any(j == i + 1 for i, j in zip(stores, stores[1:])), "\n".join(lines)
+    assert any(not any(ln.startswith(("scf.for", "}")) for ln in lines[i:j])
+               for i, j in zip(stores, stores[1:])), "\n".join(lines)  # two stores in one loop body
     last = max(i for i, ln in enumerate(lines) if ln == "} else {")
     separate = [i for i in stores if i > last]
     assert len(separate) == 2 and any(ln.startswith("scf.for") for ln in lines[separate[0]:separate[1]])
+
+
+@pytest.mark.parametrize("b_len", [256, 200])
+def test_each_store_reports_its_own_line(b_len):
+    """In the bounds-checked mode, a store of a group that writes past its tensor is
+    reported at its own line, not the group's first store's."""
+    from conftest import source_line
+    B = 256
+    x, y, a, b = torch.randn(B), torch.randn(B), torch.empty(B), torch.empty(b_len)
+    if b_len == B:
+        two_outputs_kernel[(1,)](x, y, a, b, B=B, PERMUTE=False, bounds_check=True)
+        torch.testing.assert_close(b, x - y, rtol=0, atol=0)
+        return
+    line = source_line(two_outputs_kernel, "tl.store(b_out + offs, x - y)")[0]
+    with pytest.raises(RuntimeError, match=f"out-of-bounds store in kernel 'two_outputs_kernel' at "
+                                           f"test_store_groups.py:{line},"):
+        two_outputs_kernel[(1,)](x, y, a, b, B=B, PERMUTE=False, bounds_check=True)

@@ -208,10 +208,13 @@ def lower(low, g: StoreGroup):
         vl = low.vector_length(shape, roots, store_ptr=first.operands[0])
 
         def body(c, idx):
-            for x in roots:  # every value and pointer of the chunk before its first store
-                c.value(x, idx, 1 if x in (s.operands[0] for s in g.stores) else vl)
+            for s in g.stores:  # every value and pointer of the chunk before its first store
+                with low.at(s):
+                    for x in low.store_roots(s):
+                        c.value(x, idx, 1 if x is s.operands[0] else vl)
             for s in g.stores:
-                low.store_chunk(c, s, idx, vl, stream)
+                with low.at(s):  # each store's own line (debug info, bounds-check reports)
+                    low.store_chunk(c, s, idx, vl, stream)
         low.nest(e, shape, vl, body, roots)
         return []
 
@@ -221,7 +224,8 @@ def lower(low, g: StoreGroup):
             low.materialize_into(e, v, buf)
             low.buffers[v] = buf
         for s in g.stores:
-            low.store_nest(e, s)
+            with low.at(s):
+                low.store_nest(e, s)
         return []
 
     checked = _check(low, em, g, roots)
