@@ -121,3 +121,27 @@ def test_each_store_reports_its_own_line(b_len):
     with pytest.raises(RuntimeError, match=f"out-of-bounds store in kernel 'two_outputs_kernel' at "
                                            f"test_store_groups.py:{line},"):
         two_outputs_kernel[(1,)](x, y, a, b, B=B, PERMUTE=False, bounds_check=True)
+
+
+@triton.jit
+def row_two_outputs_kernel(x_ptr, e_out, d_out, N: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, N)
+    x = tl.load(x_ptr + row * N + cols)
+    m = tl.max(x, 0)
+    tl.store(e_out + row * N + cols, tl.exp(x - m))
+    tl.store(d_out + row * N + cols, x - m)
+
+
+def test_next_row_prefetched_by_the_one_nest():
+    """A row kernel prefetches the next program's row (prefetch-next-program) in the loop
+    nest after its reduction: with two stores there, in their one nest."""
+    x = torch.randn(64, 1024)
+    e, d = torch.empty_like(x), torch.empty_like(x)
+    k = row_two_outputs_kernel[(64,)](x, e, d, N=1024)
+    m = x.max(1, keepdim=True).values
+    torch.testing.assert_close(e, torch.exp(x - m))
+    assert torch.equal(d, x - m)
+    ir = str(k.asm["ttcir"])
+    one_nest = ir[ir.index("scf.if"):ir.index("} else {")]
+    assert one_nest.count('"tcpu.vstore"') == 2 and '"tcpu.prefetch"' in one_nest, ir

@@ -43,6 +43,7 @@ from triton_cpu.analysis.axis_info import element_type, pointee_bytes, shape_of
 from triton_cpu.dialects import tcpu
 from triton_cpu.dialects.compat import arith
 
+from . import hints
 from .util import is_tensor, is_volatile
 
 
@@ -204,6 +205,10 @@ def lower(low, g: StoreGroup):
     shape = shape_of(first.operands[0])
     roots = [x for s in g.stores for x in low.store_roots(s)]
 
+    # Tile prefetches waiting for a nest over this shape (hints.py): issued by each version
+    # of the one nest (taken by the first nest emitted, the other would go without).
+    lines = hints.take_pending(low, em, shape) if low.pending_prefetches else []
+
     def one_nest(e, stream=True):
         vl = low.vector_length(shape, roots, store_ptr=first.operands[0])
 
@@ -215,6 +220,7 @@ def lower(low, g: StoreGroup):
             for s in g.stores:
                 with low.at(s):  # each store's own line (debug info, bounds-check reports)
                     low.store_chunk(c, s, idx, vl, stream)
+            hints.issue(c, lines, idx, vl)
         low.nest(e, shape, vl, body, roots)
         return []
 
