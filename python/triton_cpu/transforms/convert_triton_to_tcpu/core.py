@@ -923,8 +923,12 @@ class FuncLowering:
             lo < position[w] < hi or any(loop.is_ancestor(w) for loop in loops))]  # or an earlier iteration's
 
     def materialize_at_definition(self, op: Operation, value: SSAValue):
+        self.materialize_at(TileEmitter(self, op.parent_block(), op.next_op), value)
+
+    def materialize_at(self, em: TileEmitter, value: SSAValue):
+        """Computes `value` into a buffer of its own at `em`; its consumers read that."""
         buf = self.alloc_buffer(value.type)
-        self.materialize_into(TileEmitter(self, op.parent_block(), op.next_op), value, buf)
+        self.materialize_into(em, value, buf)
         self.buffers[value] = buf
 
     @classmethod

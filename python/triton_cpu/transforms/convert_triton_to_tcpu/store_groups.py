@@ -35,15 +35,14 @@ those values computed into buffers right before the first store.
 """
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import IntegerAttr, i1, i64
+from xdsl.dialects.builtin import IntegerAttr, i1
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import is_side_effect_free
 
 from triton_cpu.analysis.axis_info import element_type, pointee_bytes, shape_of
-from triton_cpu.dialects import tcpu
 from triton_cpu.dialects.compat import arith
 
-from . import hints
+from . import hints, write_guards
 from .util import is_tensor, is_volatile
 
 
@@ -148,11 +147,8 @@ def _tile(low, em, ptr) -> _Tile | None:
     contiguous = info.contiguity[0] >= n
     if not contiguous and info.constancy[0] < n:
         return None
-    size = pointee_bytes(element_type(ptr.type))
-    lo = em.emit(tcpu.PtrToIntOp(em.value(ptr, (0,), 1), i64))
-    last = em.emit(tcpu.PtrToIntOp(em.value(ptr, (n - 1,), 1), i64))
-    hi = em.emit(arith.AddiOp(last, em.emit(arith.ConstantOp(IntegerAttr(size, i64)))))
-    return _Tile(lo, hi, size, n, contiguous)
+    lo, hi = write_guards.byte_range(em, ptr)
+    return _Tile(lo, hi, pointee_bytes(element_type(ptr.type)), n, contiguous)
 
 
 def _apart_or_same(em, a: _Tile, b: _Tile, same_allowed: bool) -> tuple[SSAValue, SSAValue | None]:
@@ -170,13 +166,14 @@ def _check(low, em, g: StoreGroup, roots) -> tuple[SSAValue, SSAValue | None] | 
     or None when it cannot be checked."""
     producers = list(low.fused_producers(roots))
     loads = [v.owner for v in producers if v.owner.name == "tt.load"]
-    if any(v in low.guarded for v in producers) or any(is_volatile(ld) for ld in loads):
+    if any(v in low.guarded for v in producers) or any(is_volatile(ld) or not is_tensor(ld.operands[0])
+                                                       for ld in loads):
         return None
     same_allowed = all(v.owner.name.startswith(_LANEWISE) for v in producers)
-    if not all(is_tensor(ld.operands[0]) for ld in loads):
-        return None
+    written = [s.operands[0] for s in g.stores]
+    read = [ld.operands[0] for ld in loads]
     tiles = {}  # one range per tile of pointers (a load and a store through the same one share it)
-    for ptr in [s.operands[0] for s in g.stores] + [ld.operands[0] for ld in loads]:
+    for ptr in written + read:
         if ptr not in tiles:
             tiles[ptr] = _tile(low, em, ptr)
             if tiles[ptr] is None:
@@ -184,10 +181,8 @@ def _check(low, em, g: StoreGroup, roots) -> tuple[SSAValue, SSAValue | None] | 
     ok = em.emit(arith.ConstantOp(IntegerAttr(1, i1)))
     in_place = None
     pairs = set()
-    read = {ld.operands[0] for ld in loads}
-    for i, s in enumerate(g.stores):
-        mine = s.operands[0]
-        for ptr in [t.operands[0] for t in g.stores[i + 1:]] + [ld.operands[0] for ld in loads]:
+    for i, mine in enumerate(written):
+        for ptr in written[i + 1:] + read:
             if (ptr is mine and same_allowed) or frozenset((mine, ptr)) in pairs:
                 continue  # the same pointers (lane for lane), or a pair checked already
             pairs.add(frozenset((mine, ptr)))
@@ -209,9 +204,9 @@ def lower(low, g: StoreGroup):
     # of the one nest (taken by the first nest emitted, the other would go without).
     lines = hints.take_pending(low, em, shape) if low.pending_prefetches else []
 
-    def one_nest(e, stream=True):
-        vl = low.vector_length(shape, roots, store_ptr=first.operands[0])
+    vl = low.vector_length(shape, roots, store_ptr=first.operands[0])
 
+    def one_nest(e, stream=True):
         def body(c, idx):
             for s in g.stores:  # every value and pointer of the chunk before its first store
                 with low.at(s):
@@ -226,9 +221,7 @@ def lower(low, g: StoreGroup):
 
     def one_by_one(e):
         for v in g.deferred:
-            buf = low.alloc_buffer(v.type)
-            low.materialize_into(e, v, buf)
-            low.buffers[v] = buf
+            low.materialize_at(e, v)
         for s in g.stores:
             with low.at(s):
                 low.store_nest(e, s)
@@ -237,18 +230,13 @@ def lower(low, g: StoreGroup):
     checked = _check(low, em, g, roots)
     if checked is None:
         one_by_one(em)
-        return _erase(low, g)
-    ok, in_place = checked
-    if in_place is None or not low.stream_allowed:
-        em.if_else(ok, [], one_nest, one_by_one)
+    elif checked[1] is None or not low.stream_allowed:
+        em.if_else(checked[0], [], one_nest, one_by_one)
     else:
         # In place, the stored lines were just loaded: in the cache already, where streaming
         # stores would only evict them (an optimizer's state, read again by the next step).
+        ok, in_place = checked
         em.if_else(ok, [], lambda e: e.if_else(in_place, [], lambda t: one_nest(t, False), one_nest), one_by_one)
-    _erase(low, g)
-
-
-def _erase(low, g: StoreGroup):
     for s in g.stores:
         low.grouped_done.add(s)
         s.detach()

@@ -71,10 +71,17 @@ def at_definition(low, op: Operation, value: SSAValue):
     g.flag = low.alloc_buffer(TensorType(i8, [1]))
     em = low.emitter_before(op.next_op)
     em.store_buffer(_i8(em, 0), g.flag, (0,))
-    n = shape_of(value)[0]
-    g.lo = _address(em, em.value(op.ptr, (0,), 1))
-    last = _address(em, em.value(op.ptr, (n - 1,), 1))
-    g.hi = em.emit(arith.AddiOp(last, _i64(em, pointee_bytes(element_type(op.ptr.type)))))
+    g.lo, g.hi = byte_range(em, op.ptr)
+
+
+def byte_range(em, ptr: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """The bytes [ptr[0], ptr[n-1] + element size) of a 1-D tile of n pointers, as i64
+    addresses: all the tile touches when its lanes run up contiguously or repeat one
+    address (also store_groups)."""
+    n = shape_of(ptr)[0]
+    lo = _address(em, em.value(ptr, (0,), 1))
+    last = _address(em, em.value(ptr, (n - 1,), 1))
+    return lo, em.emit(arith.AddiOp(last, _i64(em, pointee_bytes(element_type(ptr.type)))))
 
 
 def before_store(low, em, store: Operation):
