@@ -21,6 +21,8 @@ compiled on their own (dynamo reset, static shapes) and run; the outcome is one 
                     closer to the op computed in float64 (Inductor's, not ours)
     error           raised, and the C++ backend compiles it (the first line is printed)
     error-both      raised with the C++ backend too
+    triton-refuses  stock Triton's frontend refused the kernel Inductor generated (it would for a
+                    GPU too: e.g. tl.atomic_add on 8-bit integers, for index_add)
     crash, timeout  the worker process died or took longer than --timeout seconds
 
 A case is run in a worker process (`-j` of them), restarted after a crash or a timeout.
@@ -104,6 +106,13 @@ def _eager(op, sample, seed):
     return op.op(inp, *args, **kwargs)
 
 
+def _frontend_message(text):
+    """The last line of an exception's text: what Triton's frontend said."""
+    lines = [line.strip() for line in text.splitlines()
+             if line.strip() and "TORCHDYNAMO" not in line and "TORCH_LOGS" not in line]
+    return lines[-1][:300] if lines else "Triton's frontend raised"
+
+
 def _first_line(exc):
     text = f"{type(exc).__name__}: {exc}".strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__
@@ -125,8 +134,12 @@ def classify(op, sample):
         actual, code = _run_case(op, sample, "triton")
     except Exception as e:
         detail = _first_line(e)
-        if "triton_cpu" in "".join(traceback.format_exception(e)) or "TTIR" in detail:
+        trace = "".join(traceback.format_exception(e)) + str(e)
+        if "triton_cpu" in trace or "TTIR" in detail:
             return "error", detail
+        if "triton/language/semantic.py" in trace or "CompilationError" in detail:
+            # stock Triton's frontend refused Inductor's kernel: it would on a GPU too
+            return "triton-refuses", _frontend_message(str(e))
         try:
             _run_case(op, sample, "cpp")
         except Exception:
