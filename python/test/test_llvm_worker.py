@@ -1,8 +1,6 @@
 """LLVM runs in a worker process (triton_cpu/llvm_worker.py): an LLVM abort becomes an exception
 or a fallback compile, never the end of the user's process."""
-import ctypes
 import functools
-import math
 import multiprocessing
 import warnings
 
@@ -156,89 +154,6 @@ def test_a_forked_child_compiles_with_its_own_worker():
     assert child.exitcode == 0
     assert queue.get(timeout=5) is True
     assert "fadd" in llvm.optimize(SMALL_IR, llvm.host())  # the parent's worker still answers
-
-
-CALLS_IR = """
-declare float @sinf(float)
-define float @k(float %x) {
-  %s = call float @sinf(float %x)
-  %r = fmul float %s, 2.0
-  ret float %r
-}
-"""
-
-
-def _call_k(so: bytes, tmp_path, x: float) -> float:
-    path = tmp_path / f"k{len(list(tmp_path.iterdir()))}.so"
-    path.write_bytes(so)
-    k = ctypes.CDLL(str(path)).k
-    k.restype, k.argtypes = ctypes.c_float, [ctypes.c_float]
-    return k(x)
-
-
-def _local_links(monkeypatch):
-    calls, real_link = [], llvm.link
-
-    def link(*args, **kwargs):
-        calls.append(kwargs)
-        return real_link(*args, **kwargs)
-    monkeypatch.setattr(llvm, "link", link)
-    return calls
-
-
-def test_the_worker_links_ahead_the_module_it_optimized(monkeypatch, tmp_path):
-    """After "optimize" the worker generates the module's assembly, and its object code and
-    shared object in a forked child (llvm_worker.Ahead): to_asm gets that assembly, and
-    to_shared_object, given it, the child's shared object without a link here. Assembly
-    that is not the worker's, or a changed environment, is linked here."""
-    h = llvm.host()
-    local = _local_links(monkeypatch)
-    optimized = llvm.optimize(CALLS_IR, h)
-    asm = llvm.to_asm(optimized, h)
-    assert asm == llvm.asm_here(optimized, h)
-    so = llvm.to_shared_object("k", asm, h)
-    assert local == []
-    assert _call_k(so, tmp_path, 0.5) == pytest.approx(2 * math.sin(0.5), rel=1e-6)
-    # the same request again, and another assembly: linked here
-    llvm.optimize(CALLS_IR, h)
-    llvm.to_asm(llvm.optimize(CALLS_IR, h), h)
-    assert _call_k(llvm.to_shared_object("k", asm + "\n", h), tmp_path, 0.25) == \
-        pytest.approx(2 * math.sin(0.25), rel=1e-6)
-    assert len(local) == 1
-    llvm.to_asm(llvm.optimize(CALLS_IR, h), h)
-    monkeypatch.setenv("TRITON_HOME", str(tmp_path))
-    assert _call_k(llvm.to_shared_object("k", asm, h), tmp_path, 1.0) == pytest.approx(2 * math.sin(1.0), rel=1e-6)
-    assert len(local) == 2
-
-
-def test_the_work_ahead_knob(monkeypatch):
-    """TRITON_CPU_LLVM_AHEAD=0: the shared object is linked here, the result is the same."""
-    h = llvm.host()
-    local = _local_links(monkeypatch)
-    monkeypatch.setenv("TRITON_CPU_LLVM_AHEAD", "0")
-    asm = llvm.to_asm(llvm.optimize(CALLS_IR, h), h)
-    assert llvm.elf_undefined_symbols(llvm.to_shared_object("k", asm, h)) >= {"sinf"}
-    assert len(local) == 1 and "asm_text" in local[0]
-
-
-def test_kernels_compile_through_the_work_ahead(monkeypatch, tmp_path):
-    """A kernel compiled as Triton does (optimize, asm, shared object in turn) is linked by
-    the worker's child and computes right; with libm, libmvec or SLEEF calls alike."""
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
-    local = _local_links(monkeypatch)
-    x = torch.rand(300) + 0.5
-    for math_lib in ("sleef", "libmvec", "scalar"):
-        out = torch.empty(300)
-        math_kernel[(3,)](x, out, 300, BLOCK=128, math_lib=math_lib)
-        torch.testing.assert_close(out, torch.log(x) * torch.exp(x), rtol=1e-5, atol=1e-5)
-    assert local == []
-
-
-@triton.jit
-def math_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n)
-    tl.store(out_ptr + offs, tl.log(x) * tl.exp(x), mask=offs < n)
 
 
 def test_threads_compiling_different_kernels_at_once():

@@ -19,7 +19,6 @@ under gdb); so does a Python whose `sys.executable` cannot be started.
 """
 import atexit
 import builtins
-import hashlib
 import os
 import pickle
 import re
@@ -32,9 +31,6 @@ import threading
 from triton_cpu import env_flag
 
 _HEADER = struct.Struct("<Q")
-# What a link reads of the environment of the process that started the worker, hashed
-# (environment_key): the worker's links ahead see it as it was then.
-_CALLER_ENV = "TRITON_CPU_WORKER_CALLER_ENV"
 
 
 class LLVMAborted(RuntimeError):
@@ -84,7 +80,6 @@ class _Worker:
         self.stderr = tempfile.TemporaryFile()
         self.forwarded = 0
         env = dict(os.environ)
-        env[_CALLER_ENV] = environment_key()
         env["PYTHONPATH"] = os.pathsep.join(_import_roots() + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         # -P (Python 3.11+): the current directory is not put first on the worker's path.
         flags = ["-P"] if sys.version_info >= (3, 11) else []
@@ -169,18 +164,6 @@ def _current() -> "_Worker | None":
     return _worker
 
 
-def environment_key() -> str:
-    """A hash of the environment variables a link reads: the tools' search path and the
-    compiler driver's variables, where link stubs are kept (TRITON_HOME, HOME), and this
-    backend's own settings (TRITON_CPU_*)."""
-    items = sorted((k, v) for k, v in os.environ.items()
-                   if (k in _LINK_ENVIRONMENT or k.startswith("TRITON_CPU_")) and k != _CALLER_ENV)
-    return hashlib.sha256(repr(items).encode()).hexdigest()
-
-
-_LINK_ENVIRONMENT = ("PATH", "CC", "HOME", "TRITON_HOME", "COMPILER_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX")
-
-
 def start():
     """Starts the worker ahead of its first request, so that its imports overlap our lowering."""
     if not in_process():
@@ -205,81 +188,6 @@ def _stop():
         _worker.close()
 
 
-class Ahead:
-    """What the worker does for a module it has just optimized before it is asked to.
-
-    Triton's next two stages ask for that module's assembly ("asm", the text `optimize`
-    returned) and then for the shared object built from that assembly ("shared_object").
-    Right after answering "optimize" the worker forks a child that generates the module's
-    object code and links it (`llvm.link`), on the other core, and itself generates the
-    assembly while the compiling process is still writing its cache files. The answers
-    are used only for requests with the same text and host; anything else is computed as
-    usual, and "shared_object" answers None (the caller assembles and links) unless the
-    child linked the module whose assembly the caller holds.
-
-    The child links in the environment the worker was started with: "shared_object"
-    carries a hash of what a link reads of the caller's (`environment_key`) and gets None
-    when that has changed since (CC, PATH or TRITON_HOME set by then would change the link).
-
-    The fork is the only way to run two code generations at once: llvmlite serializes
-    every call into LLVM with one lock per process. The child only reads the module and
-    writes its result to a file; an LLVM abort in it ends the child, and the caller then
-    links as before. An abort while generating the assembly ends the worker, reported by
-    the caller's next request, normally the "asm" of the same kernel. Off with
-    `TRITON_CPU_LLVM_AHEAD=0`: the worker reads it when it starts, the caller at each link."""
-
-    def __init__(self, ir_text: str, h, reply_fds):
-        from triton_cpu import llvm
-        self.ir_text, self.host = ir_text, h
-        self.environment = os.environ.get(_CALLER_ENV)
-        fd, self.path = tempfile.mkstemp(prefix="triton-cpu-ahead-", suffix=".so")
-        os.close(fd)
-        try:
-            self.pid = os.fork()
-        except OSError:  # no process to spare: the caller links
-            self.pid = None
-        if self.pid == 0:
-            status = 1
-            try:
-                for f in reply_fds:  # the worker's pipes are its own: a reader must see EOF when it dies
-                    os.close(f)
-                data = llvm.link("kernel", h, obj=llvm.object_here(ir_text, h))
-                with open(self.path, "wb") as f:
-                    f.write(data)
-                status = 0
-            finally:
-                os._exit(status)
-        try:
-            self.asm = ("ok", llvm.asm_here(ir_text, h))
-        except Exception as e:
-            self.asm = ("err", type(e).__name__, str(e))
-
-    def answers(self, op: str, args: tuple) -> bool:
-        if op == "asm":
-            return args == (self.ir_text, self.host)
-        return op == "shared_object" and self.asm[0] == "ok" and args == (self.asm[1], self.host, self.environment)
-
-    def shared_object(self):
-        """The child's shared object, or None when it failed."""
-        if self.pid is None:
-            return None
-        _, status = os.waitpid(self.pid, 0)
-        self.pid = None
-        if status != 0:
-            return None
-        with open(self.path, "rb") as f:
-            return f.read()
-
-    def close(self):
-        if self.pid is not None:
-            os.waitpid(self.pid, 0)
-            self.pid = None
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
-
-
 def serve():
     """The worker's loop: answers requests until its stdin closes."""
     replies = os.fdopen(os.dup(1), "wb")
@@ -287,33 +195,18 @@ def serve():
     sys.stdout = sys.stderr
     requests = sys.stdin.buffer
     operations = _operations()
-    work_ahead = env_flag("TRITON_CPU_LLVM_AHEAD", True) and hasattr(os, "fork")
-    ahead = None
-    try:
-        while True:
-            head = requests.read(_HEADER.size)
-            if len(head) < _HEADER.size:
-                return
-            op, args = pickle.loads(requests.read(_HEADER.unpack(head)[0]))
-            try:
-                if ahead is not None and ahead.answers(op, args):
-                    reply = ahead.asm if op == "asm" else ("ok", ahead.shared_object())
-                elif op == "shared_object":
-                    reply = ("ok", None)
-                else:
-                    reply = ("ok", operations[op](*args))
-            except Exception as e:  # reported to the caller, the worker goes on
-                reply = ("err", type(e).__name__, str(e))
-            data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-            replies.write(_HEADER.pack(len(data)) + data)
-            replies.flush()
-            if op == "optimize" and reply[0] == "ok" and reply[1][0] and work_ahead:
-                if ahead is not None:
-                    ahead.close()
-                ahead = Ahead(reply[1][0], args[1], (replies.fileno(), requests.fileno()))
-    finally:
-        if ahead is not None:
-            ahead.close()
+    while True:
+        head = requests.read(_HEADER.size)
+        if len(head) < _HEADER.size:
+            return
+        op, args = pickle.loads(requests.read(_HEADER.unpack(head)[0]))
+        try:
+            reply = ("ok", operations[op](*args))
+        except Exception as e:  # reported to the caller, the worker goes on
+            reply = ("err", type(e).__name__, str(e))
+        data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        replies.write(_HEADER.pack(len(data)) + data)
+        replies.flush()
 
 
 if __name__ == "__main__":
