@@ -2,8 +2,8 @@
 """torch.compile every op of torch's OpInfo database on CPU tensors, with Inductor emitting
 Triton (`cpu_backend = "triton"`), and compare each result with eager.
 
-    python scripts/inductor_opinfo.py [--dtype float32] [--samples 2] [-k SUBSTRING] [-j 2]
-                                     [--out results.jsonl] [-v]
+    python scripts/inductor_opinfo.py [--dtype float32] [--samples 2] [--dynamic] [--backward]
+                                     [-k SUBSTRING] [-j 2] [--out results.jsonl] [-v]
 
 The kernels are Inductor's, generated for ops nobody on this project chose: the widest
 source of foreign Triton code we can run without a download (the OpInfo database ships in the
@@ -12,14 +12,17 @@ torch wheel, `torch.testing._internal`; it needs `pip install expecttest hypothe
 For each op that supports the dtype on CPU, the first `--samples` sample inputs are each
 compiled on their own (dynamo reset, static shapes) and run; the outcome is one of
 
-    pass            matches eager (torch.testing.assert_close, the dtype's default tolerances)
+    pass            matches eager (torch.testing.assert_close, the dtype's default tolerances;
+                    an unstable sort's indices only need to pick eager's sorted values)
     no-triton       matches eager, but Inductor generated no Triton kernel (extern calls only)
     random          the op draws random numbers (eager differs between two seeds): shapes and
                     dtypes compared only
     mismatch        differs from eager, and Inductor's C++ backend matches eager
-    mismatch-both   differs from eager, and so does the C++ backend, whose result is not
-                    closer to the op computed in float64 (Inductor's, not ours)
-    error           raised, and the C++ backend compiles it (the first line is printed)
+    mismatch-both   differs from eager, and so does the C++ backend, and ours is no more than
+                    twice as far as the C++ backend's from the op computed in float64
+                    (Inductor's rounding, not ours)
+    error           raised in this backend, or raised where the C++ backend compiles it (the
+                    first line is printed)
     error-both      raised with the C++ backend too
     triton-refuses  stock Triton's frontend refused the kernel Inductor generated (it would for a
                     GPU too: e.g. tl.atomic_add on 8-bit integers, for index_add)
@@ -56,8 +59,30 @@ def _leaves_to_args(sample):
     return rebuild, tensors
 
 
+# How cases are compiled and run, set in each worker from the command line: dynamic shapes
+# (torch.compile(dynamic=True)), and the backward pass (the gradients of every output that
+# requires one, for fixed random cotangents, through Inductor's compiled backward graph).
+_MODE = {"dynamic": False, "backward": False}
+
+
 def _clone(tensors):
-    return [t.clone() for t in tensors]
+    return [t.detach().clone().requires_grad_(t.requires_grad) for t in tensors]
+
+
+def _with_grads(out, inputs):
+    """(outputs, gradients of the inputs) in backward mode, else the outputs."""
+    import torch
+    from torch.utils import _pytree as pytree
+    if not _MODE["backward"]:
+        return out
+    outs = [o for o in pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.requires_grad]
+    wrt = [t for t in inputs if t.requires_grad]
+    if not outs or not wrt:
+        return out, None
+    g = torch.Generator().manual_seed(1234)
+    cotangents = [torch.randn(o.shape, generator=g, dtype=torch.float64).to(o.dtype) for o in outs]
+    grads = torch.autograd.grad(outs, wrt, cotangents, allow_unused=True)
+    return out, [x.detach() if x is not None else None for x in grads]
 
 
 def _compare(actual, expected, dtype_only=False):
@@ -94,16 +119,19 @@ def _run_case(op, sample, backend):
     # runs the op in eager
     with config.patch(cpu_backend=backend, compile_threads=1, fx_graph_cache=False):
         torch.manual_seed(0)
-        out, code = run_and_get_code(torch.compile(fn, dynamic=False, fullgraph=True), *_clone(tensors))
+        inputs = _clone(tensors)
+        out, code = run_and_get_code(torch.compile(fn, dynamic=_MODE["dynamic"], fullgraph=True), *inputs)
+        out = _with_grads(out, inputs)
     return out, "\n".join(code)
 
 
 def _eager(op, sample, seed):
     import torch
     rebuild, tensors = _leaves_to_args(sample)
-    inp, args, kwargs = rebuild(*_clone(tensors))
+    inputs = _clone(tensors)
+    inp, args, kwargs = rebuild(*inputs)
     torch.manual_seed(seed)
-    return op.op(inp, *args, **kwargs)
+    return _with_grads(op.op(inp, *args, **kwargs), inputs)
 
 
 def _frontend_message(text):
@@ -180,6 +208,8 @@ def _same_unstable_sort(op, sample, actual, expected):
     if op.name not in ("sort", "argsort") or sample.kwargs.get("stable") or not sample.input.dim():
         return False
     dim = sample.args[0] if sample.args else sample.kwargs.get("dim", -1)
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        return False
     ours = actual[1] if op.name == "sort" else actual
     theirs = expected[1] if op.name == "sort" else expected
     if op.name == "sort" and not torch.equal(actual[0], expected[0]):
@@ -194,11 +224,12 @@ def _distance(op, sample, actual):
     import torch
     from torch.utils import _pytree as pytree
     rebuild, tensors = _leaves_to_args(sample)
-    wide = [t.double() if t.is_floating_point() else t.clone() for t in tensors]
+    wide = [t.detach().double().requires_grad_(t.requires_grad) if t.is_floating_point() else t.clone()
+            for t in tensors]
     try:
         inp, args, kwargs = rebuild(*wide)
         torch.manual_seed(0)
-        reference = op.op(inp, *args, **kwargs)
+        reference = _with_grads(op.op(inp, *args, **kwargs), wide)
     except Exception:
         return None
     worst = 0.0
@@ -234,12 +265,13 @@ def _find(name):
     raise KeyError(name)
 
 
-def _worker(tasks, results, dtype_name, n_samples):
+def _worker(tasks, results, dtype_name, n_samples, mode):
     """Runs (op name) tasks: one result message per sample, then a "done" for the op."""
     import warnings
     warnings.filterwarnings("ignore")
     import torch
     torch.set_num_threads(1)
+    _MODE.update(mode)
     dtype = getattr(torch, dtype_name)
     while True:
         name = tasks.get()
@@ -247,7 +279,11 @@ def _worker(tasks, results, dtype_name, n_samples):
             return
         try:
             op = _find(name)
-            samples = op.sample_inputs("cpu", dtype, requires_grad=False)
+            grad = _MODE["backward"] and op.supports_autograd and dtype.is_floating_point
+            if _MODE["backward"] and not grad:
+                results.put(("done", name))
+                continue
+            samples = op.sample_inputs("cpu", dtype, requires_grad=grad)
             for i, sample in enumerate(samples):
                 if i >= n_samples:
                     break
@@ -270,6 +306,9 @@ def main():
     ap.add_argument("-j", type=int, default=2, help="worker processes (default 2)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per sample (default 300)")
     ap.add_argument("--out", help="write one JSON line per case here")
+    ap.add_argument("--dynamic", action="store_true", help="compile with dynamic shapes")
+    ap.add_argument("--backward", action="store_true",
+                    help="also compare the inputs' gradients (ops with autograd, floating dtypes)")
     ap.add_argument("-v", action="store_true", help="print passing cases too")
     a = ap.parse_args()
 
@@ -281,7 +320,8 @@ def main():
 
     def spawn():
         tasks = ctx.Queue()
-        p = ctx.Process(target=_worker, args=(tasks, results, a.dtype, a.samples), daemon=True)
+        p = ctx.Process(target=_worker, args=(tasks, results, a.dtype, a.samples,
+                                                          dict(dynamic=a.dynamic, backward=a.backward)), daemon=True)
         p.start()
         workers[p] = [tasks, None, time.time()]
         feed(p)
