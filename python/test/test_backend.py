@@ -215,45 +215,12 @@ def test_libraries_linked_are_those_the_kernel_refers_to():
     """ld reads a library only when the assembly refers to a symbol it may define (the
     runtime is always linked, SLEEF apart): libm's symbol table alone is half of a link."""
     from triton_cpu import llvm
-
-    def libraries(asm):
-        return llvm._libraries(llvm._asm_external_symbols(asm))
     got = "\tmovq\ttcpu_streaming_bytes@GOTPCREL(%rip), %rax\n"
-    assert libraries("k:\n" + got + "\tretq\n") == []
-    assert libraries("k:\n\tcallq\t_ZGVdN8v_logf@PLT\n") == ["mvec"]
-    assert libraries("k:\n\tcallq\tsinf@PLT\n\tcallq\t__truncsfhf2@PLT\n") == ["m", "gcc"]
-    assert libraries("k:\n\tcallq\tSleef_expf8_u10avx2@PLT\n\tjmp\tk@PLT\n") == []
-    assert libraries("k:\n\tcallq\t*memset@GOTPCREL(%rip)\n") == ["m"]  # libc: harmless
-
-
-def test_an_objects_undefined_symbols_are_those_its_assembly_refers_to():
-    """Linking from an object (the LLVM worker's work ahead) finds the libraries from the
-    object's symbol table; it must name what the assembly of the same module names."""
-    from triton_cpu import llvm
-    ir = """
-declare float @sinf(float)
-declare <16 x float> @Sleef_expf16_u10(<16 x float>)
-declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
-@tcpu_streaming_bytes = external global i64
-define float @k(float %x, <16 x float> %v, ptr %p) {
-  %s = call float @sinf(float %x)
-  %e = call <16 x float> @Sleef_expf16_u10(<16 x float> %v)
-  %l = extractelement <16 x float> %e, i32 3
-  call void @llvm.memset.p0.i64(ptr %p, i8 0, i64 100000, i1 false)
-  %b = load i64, ptr @tcpu_streaming_bytes
-  %f = sitofp i64 %b to float
-  %t = fadd float %s, %l
-  %r = fadd float %t, %f
-  ret float %r
-}
-"""
-    h = llvm.host()
-    from_object = llvm.elf_undefined_symbols(llvm.object_here(ir, h))
-    from_asm = llvm._asm_external_symbols(llvm.asm_here(ir, h))
-    assert {"sinf", "Sleef_expf16_u10", "memset", "tcpu_streaming_bytes"} <= from_object
-    assert "k" not in from_object
-    assert llvm._libraries(from_object) == llvm._libraries(from_asm) == ["m"]
-    assert llvm.elf_undefined_symbols(b"not an ELF object") == set()
+    assert llvm._libraries("k:\n" + got + "\tretq\n") == []
+    assert llvm._libraries("k:\n\tcallq\t_ZGVdN8v_logf@PLT\n") == ["mvec"]
+    assert llvm._libraries("k:\n\tcallq\tsinf@PLT\n\tcallq\t__truncsfhf2@PLT\n") == ["m", "gcc"]
+    assert llvm._libraries("k:\n\tcallq\tSleef_expf8_u10avx2@PLT\n\tjmp\tk@PLT\n") == []
+    assert llvm._libraries("k:\n\tcallq\t*memset@GOTPCREL(%rip)\n") == ["m"]  # libc: harmless
 
 
 @triton.jit
@@ -279,8 +246,6 @@ def test_kernels_name_the_libraries_they_call(stubs, math_lib, monkeypatch, tmp_
         monkeypatch.setenv("TRITON_HOME", str(tmp_path))
     else:
         monkeypatch.setattr(llvm, "_link_stub", lambda *args: None)
-        # the linker worker would not see the patch: link here
-        monkeypatch.setenv("TRITON_CPU_LLVM_LINKER", "0")
     x = torch.rand(100) + 0.5
     out = torch.empty(100)
     k = _libm_and_sleef_kernel[(1,)](x, out, 100, BLOCK=128, CASE=f"{stubs}-{math_lib}", math_lib=math_lib)

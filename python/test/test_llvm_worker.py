@@ -1,10 +1,7 @@
 """LLVM runs in a worker process (triton_cpu/llvm_worker.py): an LLVM abort becomes an exception
 or a fallback compile, never the end of the user's process."""
-import ctypes
 import functools
-import math
 import multiprocessing
-import threading
 import warnings
 
 import pytest
@@ -157,117 +154,6 @@ def test_a_forked_child_compiles_with_its_own_worker():
     assert child.exitcode == 0
     assert queue.get(timeout=5) is True
     assert "fadd" in llvm.optimize(SMALL_IR, llvm.host())  # the parent's worker still answers
-
-
-CALLS_IR = """
-declare float @sinf(float)
-define float @k(float %x) {
-  %s = call float @sinf(float %x)
-  %r = fmul float %s, 2.0
-  ret float %r
-}
-"""
-
-
-def _call_k(so: bytes, tmp_path, x: float) -> float:
-    path = tmp_path / f"k{len(list(tmp_path.iterdir()))}.so"
-    path.write_bytes(so)
-    k = ctypes.CDLL(str(path)).k
-    k.restype, k.argtypes = ctypes.c_float, [ctypes.c_float]
-    return k(x)
-
-
-def _start_linker():
-    """Starts the linker worker and waits until it has booted (until then kernels link here)."""
-    import time
-    llvm_worker.start_linker()
-    deadline = time.time() + 120
-    while not llvm_worker._linker.booted():
-        assert time.time() < deadline, "the linker worker did not start"
-        time.sleep(0.01)
-
-
-def _local_links(monkeypatch):
-    calls, real_link = [], llvm.link
-
-    def link(*args, **kwargs):
-        calls.append(kwargs)
-        return real_link(*args, **kwargs)
-    monkeypatch.setattr(llvm, "link", link)
-    return calls
-
-
-def test_the_linker_worker_links_the_module_being_assembled(monkeypatch, tmp_path):
-    """Once the linker worker runs, an optimized module is sent to it (llvm_worker.Linking):
-    to_shared_object, given that module's assembly, gets its shared object without a
-    link here. Assembly of another module, or a changed environment, is linked here."""
-    h = llvm.host()
-    _start_linker()
-    local = _local_links(monkeypatch)
-    asm = llvm.to_asm(llvm.optimize(CALLS_IR, h), h)
-    so = llvm.to_shared_object("k", asm, h)
-    assert local == []
-    assert _call_k(so, tmp_path, 0.5) == pytest.approx(2 * math.sin(0.5), rel=1e-6)
-    llvm.to_asm(llvm.optimize(CALLS_IR, h), h)
-    assert _call_k(llvm.to_shared_object("k", asm + "\n", h), tmp_path, 0.25) == \
-        pytest.approx(2 * math.sin(0.25), rel=1e-6)
-    assert len(local) == 1
-    asm = llvm.to_asm(llvm.optimize(CALLS_IR, h), h)
-    monkeypatch.setenv("TRITON_HOME", str(tmp_path))
-    assert _call_k(llvm.to_shared_object("k", asm, h), tmp_path, 1.0) == pytest.approx(2 * math.sin(1.0), rel=1e-6)
-    assert len(local) == 2
-
-
-def test_links_nobody_collects_do_not_block_the_linker_worker(tmp_path):
-    """Optimized modules whose assembly is never asked for leave their links uncollected
-    (a kernel whose later stages failed). Their replies are read before each new request,
-    so the pipes never fill: the linker worker still links the next kernel."""
-    h = llvm.host()
-    _start_linker()
-    big = "\n".join(CALLS_IR.replace("@k(", f"@k{i}(").replace("@sinf", "@sinf") for i in range(40))
-    big = big.replace("declare float @sinf(float)", "", 39)
-
-    def optimize_many():
-        for _ in range(30):  # each shared object is ~20 KB: together more than a pipe holds
-            llvm.optimize(big, h)
-    thread = threading.Thread(target=optimize_many, daemon=True)
-    thread.start()
-    thread.join(300)
-    assert not thread.is_alive(), "the linker worker's pipes are blocked"
-    asm = llvm.to_asm(llvm.optimize(CALLS_IR, h), h)
-    assert _call_k(llvm.to_shared_object("k", asm, h), tmp_path, 0.5) == pytest.approx(2 * math.sin(0.5), rel=1e-6)
-
-
-def test_the_linker_knob(monkeypatch):
-    """TRITON_CPU_LLVM_LINKER=0: the shared object is linked here, the result is the same."""
-    h = llvm.host()
-    _start_linker()
-    local = _local_links(monkeypatch)
-    monkeypatch.setenv("TRITON_CPU_LLVM_LINKER", "0")
-    asm = llvm.to_asm(llvm.optimize(CALLS_IR, h), h)
-    assert llvm.elf_undefined_symbols(llvm.to_shared_object("k", asm, h)) >= {"sinf"}
-    assert len(local) == 1 and "asm_text" in local[0]
-
-
-def test_kernels_compile_through_the_linker_worker(monkeypatch, tmp_path):
-    """Kernels compiled as Triton does (optimize, asm, shared object in turn) are linked by
-    the linker worker and compute right, with libm, libmvec or SLEEF calls alike."""
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
-    _start_linker()
-    local = _local_links(monkeypatch)
-    x = torch.rand(300) + 0.5
-    for math_lib in ("sleef", "libmvec", "scalar"):
-        out = torch.empty(300)
-        math_kernel[(3,)](x, out, 300, BLOCK=128, math_lib=math_lib)
-        torch.testing.assert_close(out, torch.log(x) * torch.exp(x), rtol=1e-5, atol=1e-5)
-    assert local == []
-
-
-@triton.jit
-def math_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n)
-    tl.store(out_ptr + offs, tl.log(x) * tl.exp(x), mask=offs < n)
 
 
 def test_threads_compiling_different_kernels_at_once():

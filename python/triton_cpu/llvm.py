@@ -93,9 +93,6 @@ def optimize(ir_text: str, h: Host, kernel: str = "kernel") -> str:
             warnings.warn(f"LLVM failed optimizing kernel '{kernel}' ({failures[0]}); compiled it with "
                           f"{label} instead: the results are right, the code may be slower",
                           LLVMFallbackWarning, stacklevel=2)
-        linking = llvm_worker.start_linking(out, h)
-        if linking is not None:
-            _remember(_linking_ir, out, linking)
         return out
     raise LLVMCrashError(f"LLVM failed on kernel '{kernel}' with every pipeline tried:\n  " + "\n  ".join(failures))
 
@@ -132,13 +129,9 @@ def to_asm(ir_text: str, h: Host, kernel: str = "kernel") -> str:
     from triton_cpu import llvm_worker
     from triton_cpu.errors import LLVMCrashError
     try:
-        asm = llvm_worker.call("asm", ir_text, h)
+        return llvm_worker.call("asm", ir_text, h)
     except llvm_worker.LLVMAborted as e:
         raise LLVMCrashError(f"LLVM aborted generating code for kernel '{kernel}': {e.detail}") from None
-    linking = _linking_ir.pop(ir_text, None)
-    if linking is not None:
-        _remember(_linking_asm, asm, linking)
-    return asm
 
 
 def asm_here(ir_text: str, h: Host) -> str:
@@ -147,51 +140,9 @@ def asm_here(ir_text: str, h: Host) -> str:
     return target_machine(h).emit_assembly(mod)
 
 
-def object_here(ir_text: str, h: Host) -> bytes:
-    """The module's object code for the host CPU, in this process (the linker worker links
-    it without running the assembler)."""
-    _init()
-    return target_machine(h).emit_object(llvm.parse_assembly(ir_text))
-
-
-def link_object_here(ir_text: str, h: Host) -> bytes:
-    """The shared object of an optimized module, linked from its object code, in this
-    process (the linker worker's operation)."""
-    return link("kernel", h, obj=object_here(ir_text, h))
-
-
-# Kernels the linker worker is linking (llvm_worker.Linking): by optimized IR text until
-# their assembly is made, then by that assembly until Triton's "so" stage asks for them.
-# A few at most: kernels compiled concurrently by threads, or whose later stages failed.
-_linking_ir: dict = {}
-_linking_asm: dict = {}
-_LINKING_MAX = 8
-
-
-def _remember(table: dict, key: str, linking) -> None:
-    table[key] = linking
-    while len(table) > _LINKING_MAX:
-        table.pop(next(iter(table)))
-
-
 def to_shared_object(name: str, asm_text: str, h: Host) -> bytes:
-    """The kernel's shared object: the linker worker's, when it linked the module this
-    assembly was made from (llvm_worker.Linking), or else `link(name, h, asm_text=...)`.
-    The first kernel linked here starts the linker worker for the next ones."""
-    from triton_cpu import llvm_worker
-    linking = _linking_asm.pop(asm_text, None)
-    linked = linking.result() if linking is not None else None
-    if linked is not None:
-        return linked
-    linked = link(name, h, asm_text=asm_text)
-    llvm_worker.start_linker()
-    return linked
-
-
-def link(name: str, h: Host, asm_text: str | None = None, obj: bytes | None = None) -> bytes:
-    """Links the kernel, given as assembly (assembled first) or as an object, with the
-    runtime library, glibc's vector math and, when the kernel calls it, SLEEF
-    (codegen/math_lib.py); returns the shared object.
+    """Assembles and links the kernel with the runtime library, glibc's vector math and, when
+    the kernel calls it, SLEEF (codegen/math_lib.py).
 
     With binutils' `as` and `ld` on PATH (and no CC in the environment), they are run
     directly: the compiler driver's own start-up, and collect2 between it and ld, took
@@ -202,12 +153,10 @@ def link(name: str, h: Host, asm_text: str | None = None, obj: bytes | None = No
     (DT_NEEDED, found at load time through its run path or the system's) and its
     undefined symbols bind to them when it is loaded, but ld no longer reads their symbol
     tables: SLEEF's 3600 symbols took ~4 ms of a 10 ms link, libm's and libmvec's ~3."""
-    assert (asm_text is None) != (obj is None), "link takes the assembly or the object"
-    external = _asm_external_symbols(asm_text) if obj is None else elf_undefined_symbols(obj)
-    needed = _libraries(external)
+    needed = _libraries(asm_text)
     rpaths = [RUNTIME_DIR]
     sleef_lib = None
-    if any(s.startswith("Sleef_") for s in external):
+    if "Sleef_" in asm_text:
         from triton_cpu import sleef
         sleef_lib = sleef.library_path()
         if sleef_lib is None:
@@ -217,21 +166,16 @@ def link(name: str, h: Host, asm_text: str | None = None, obj: bytes | None = No
     runtime = [f"-L{RUNTIME_DIR}", "-lTritonCPURuntime", *(["-lgcc"] if "gcc" in needed else [])]
     # Line tables (codegen/debug_info.py): LLVM writes `.file N "dir" "name"`, which GNU as
     # reads only in its DWARF 5 mode.
-    dwarf5 = asm_text is not None and "\t.loc\t" in asm_text
+    dwarf5 = "\t.loc\t" in asm_text
     tools = _binutils()
     with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, f"{name}.s")
         out = os.path.join(tmp, f"{name}.so")
-        if obj is None:
-            src = os.path.join(tmp, f"{name}.s")
-            with open(src, "w") as f:
-                f.write(asm_text)
-        else:
-            src = os.path.join(tmp, f"{name}.o")
-            with open(src, "wb") as f:
-                f.write(obj)
+        with open(src, "w") as f:
+            f.write(asm_text)
         if tools is not None:
             as_, ld, libgcc_dir = tools
-            linked_obj = os.path.join(tmp, f"{name}.o")
+            obj = os.path.join(tmp, f"{name}.o")
             sonames = ([_elf_soname(sleef_lib)] if sleef_lib else []) + [_GLIBC_SONAMES[lib] for lib in needed
                                                                         if lib != "gcc"]
             stubs = [soname and _link_stub(soname, as_, ld) for soname in sonames]
@@ -243,9 +187,9 @@ def link(name: str, h: Host, asm_text: str | None = None, obj: bytes | None = No
                 linked = real + runtime
             # no C runtime start files, as with the driver's -nostdlib below; these are
             # the flags gcc passes ld for `-shared -nostdlib` (gcc -v)
-            steps = ([] if obj is not None else [[as_, *(["--gdwarf-5"] if dwarf5 else []), "-o", linked_obj, src]]) + \
-                [[ld, "--build-id", "--eh-frame-hdr", "--hash-style=gnu", "--as-needed", "-shared", "-o", out,
-                  linked_obj, *(f"-rpath={d}" for d in rpaths), f"-L{libgcc_dir}", *linked]]
+            steps = [[as_, *(["--gdwarf-5"] if dwarf5 else []), "-o", obj, src],
+                     [ld, "--build-id", "--eh-frame-hdr", "--hash-style=gnu", "--as-needed", "-shared", "-o", out,
+                      obj, *(f"-rpath={d}" for d in rpaths), f"-L{libgcc_dir}", *linked]]
         else:
             # -nostdlib: a kernel needs none of the C runtime's start files, and libc, which
             # every process has loaded, resolves the few libc calls it makes when the object
@@ -298,29 +242,6 @@ def elf_dynamic_strings(data: bytes, tag: int) -> list[str]:
     return out
 
 
-def elf_undefined_symbols(data: bytes) -> set[str]:
-    """The names of the symbols a 64-bit little-endian ELF object refers to without
-    defining them (its symbol table's entries in no section), or an empty set for any
-    other format."""
-    if data[:6] != b"\x7fELF\x02\x01":
-        return set()
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    out = set()
-    for _name, kind, _flags, _addr, offset, size, link, _info, _align, entsize in sections:
-        if kind != 2:  # SHT_SYMTAB
-            continue
-        strtab = sections[link][4]
-        for pos in range(offset + entsize, offset + size, entsize):  # entry 0 is the null symbol
-            st_name, _st_info, _st_other, st_shndx = struct.unpack_from("<IBBH", data, pos)
-            if st_shndx == 0 and st_name:  # SHN_UNDEF
-                out.add(data[strtab + st_name:data.index(b"\0", strtab + st_name)].decode())
-    # the linker's own symbol, which PIC code may name: not a library's
-    out.discard("_GLOBAL_OFFSET_TABLE_")
-    return out
-
-
 def _link_stub(soname: str, as_: str, ld: str) -> str | None:
     """An empty shared object whose SONAME is `soname`, for ld to link against in place of
     the library of that name (to_shared_object); made once per machine and user in
@@ -351,19 +272,15 @@ _REFERENCED = re.compile(r"([A-Za-z_.$][\w.$]*)@(?:PLT|GOTPCREL)")
 _DEFINED = re.compile(r"^([A-Za-z_.$][\w.$]*):", re.M)
 
 
-def _asm_external_symbols(asm_text: str) -> set[str]:
-    """The symbols the assembly refers to through the PLT or the GOT and does not define."""
-    return set(_REFERENCED.findall(asm_text)) - set(_DEFINED.findall(asm_text))
-
-
-def _libraries(external: set[str]) -> list[str]:
+def _libraries(asm_text: str) -> list[str]:
     """The libraries besides the runtime (always linked) and SLEEF (linked when the kernel
-    calls it) that may define one of the `external` symbols the kernel refers to, as `-l`
-    names: glibc's libmvec ("mvec") for `_ZGV*` vector functions, libgcc ("gcc") for `__*`
-    compiler helpers, libm ("m") for any other (a libc function such as memset lands here
-    too: with the real libm `--as-needed` drops it again; through its stub the kernel names
-    libm.so.6, which every Python process has loaded). Reading only these saved ~2.3 of a
-    6 ms link for a kernel that calls nothing."""
+    calls it) that may define a symbol the kernel refers to, as `-l` names: glibc's libmvec
+    ("mvec") for `_ZGV*` vector functions, libgcc ("gcc") for `__*` compiler helpers,
+    libm ("m") for any other (a libc function such as memset lands here too: with the real
+    libm `--as-needed` drops it again; through its stub the kernel names libm.so.6, which
+    every Python process has loaded). Reading only these saved ~2.3 of a 6 ms link for a
+    kernel that calls nothing."""
+    external = set(_REFERENCED.findall(asm_text)) - set(_DEFINED.findall(asm_text))
     external = {s for s in external if not s.startswith(("tcpu_", "Sleef_"))}
     libs = []
     if any(s.startswith("_ZGV") for s in external):

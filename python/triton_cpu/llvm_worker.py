@@ -14,15 +14,11 @@ each request and read for LLVM's message when the worker dies. The worker runs i
 session, so Ctrl-C reaches only the user's process; it exits when its stdin closes, i.e. when
 the user's process exits. A process forked from the user's starts its own worker.
 
-A second worker, the linker worker, runs the same loop: it links kernels from their object
-code while the first generates their assembly (see `Linking`).
-
 `TRITON_CPU_LLVM_IN_PROCESS=1` runs LLVM in the calling process instead (to debug LLVM itself
 under gdb); so does a Python whose `sys.executable` cannot be started.
 """
 import atexit
 import builtins
-import hashlib
 import os
 import pickle
 import re
@@ -49,8 +45,7 @@ class LLVMAborted(RuntimeError):
 def _operations():
     from triton_cpu import llvm
     # "abort" does what a failing LLVM assertion does: tests use it to check the crash path.
-    return {"optimize": llvm.optimize_here, "asm": llvm.asm_here, "link_object": llvm.link_object_here,
-            "ready": lambda: None, "abort": os.abort}
+    return {"optimize": llvm.optimize_here, "asm": llvm.asm_here, "abort": os.abort}
 
 
 def in_process() -> bool:
@@ -84,10 +79,6 @@ class _Worker:
         self.owner = os.getpid()
         self.stderr = tempfile.TemporaryFile()
         self.forwarded = 0
-        self.sent = self.received = 0
-        self.kept = {}  # replies read before their collect, by request number
-        self.boot = None
-        self.environment = environment_key()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(_import_roots() + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         # -P (Python 3.11+): the current directory is not put first on the worker's path.
@@ -99,55 +90,23 @@ class _Worker:
     def alive(self) -> bool:
         return self.owner == os.getpid() and self.proc.poll() is None
 
-    def booted(self) -> bool:
-        """Has the worker answered the "ready" request `boot` sent (without waiting)?"""
-        if self.boot is None:
-            return True
-        import select
-        if not select.select([self.proc.stdout], [], [], 0)[0]:
-            return False
-        self.collect(self.boot)
-        self.boot = None
-        return True
-
     def request(self, op: str, args: tuple):
-        return self.collect(self.submit(op, args))
-
-    def submit(self, op: str, args: tuple) -> int:
-        """Sends a request without waiting for its reply; returns its number for collect.
-        The replies of earlier requests are read first (and kept for their collect): at
-        most one reply is ever unread, so neither process can block on a full pipe while
-        the other waits for it (a kernel whose later stages failed never collects its link)."""
-        while self.received < self.sent:
-            reply = self._read_reply()
-            self.received += 1
-            self._keep(self.received, reply)
         payload = pickle.dumps((op, args), protocol=pickle.HIGHEST_PROTOCOL)
         try:
             self.proc.stdin.write(_HEADER.pack(len(payload)) + payload)
             self.proc.stdin.flush()
-        except BrokenPipeError:
+            head = self.proc.stdout.read(_HEADER.size)
+            body = self.proc.stdout.read(_HEADER.unpack(head)[0]) if len(head) == _HEADER.size else b""
+            if not body:
+                raise EOFError
+        except (BrokenPipeError, EOFError):
             code = self.proc.wait()
             raise LLVMAborted(llvm_message(self._new_stderr()), code) from None
         except BaseException:
+            # Interrupted mid-request (KeyboardInterrupt): the reply would desynchronize the pipe.
             self.close(kill=True)
             raise
-        self.sent += 1
-        return self.sent
-
-    def collect(self, number: int):
-        """The reply to request `number` (None when it was read before and no longer kept)."""
-        body = self.kept.pop(number, None)
-        while body is None and self.received < number:
-            reply = self._read_reply()
-            self.received += 1
-            if self.received == number:
-                body = reply
-            else:
-                self._keep(self.received, reply)
         sys.stderr.write(self._new_stderr())
-        if body is None:
-            return None
         reply = pickle.loads(body)
         if reply[0] == "ok":
             return reply[1]
@@ -155,26 +114,6 @@ class _Worker:
         if not (isinstance(exc_type, type) and issubclass(exc_type, Exception)):
             exc_type = RuntimeError
         raise exc_type(reply[2])
-
-    def _keep(self, number: int, body: bytes):
-        self.kept[number] = body
-        while len(self.kept) > 8:  # the oldest replies nobody collected
-            del self.kept[min(self.kept)]
-
-    def _read_reply(self) -> bytes:
-        try:
-            head = self.proc.stdout.read(_HEADER.size)
-            body = self.proc.stdout.read(_HEADER.unpack(head)[0]) if len(head) == _HEADER.size else b""
-            if not body:
-                raise EOFError
-        except EOFError:
-            code = self.proc.wait()
-            raise LLVMAborted(llvm_message(self._new_stderr()), code) from None
-        except BaseException:
-            # Interrupted mid-request (KeyboardInterrupt): the reply would desynchronize the pipe.
-            self.close(kill=True)
-            raise
-        return body
 
     def _new_stderr(self) -> str:
         self.stderr.seek(self.forwarded)
@@ -202,11 +141,9 @@ _spawn_failed = False
 
 
 def _reset_after_fork():
-    global _lock, _worker, _linker_lock, _linker
+    global _lock, _worker
     _lock = threading.Lock()  # another thread may have held it at fork time
     _worker = None
-    _linker_lock = threading.Lock()
-    _linker = None
 
 
 os.register_at_fork(after_in_child=_reset_after_fork)
@@ -245,88 +182,10 @@ def call(op: str, *args):
     return _operations()[op](*args)
 
 
-def environment_key() -> str:
-    """A hash of the environment variables a link reads: the tools' search path and the
-    compiler driver's variables, where link stubs are kept (TRITON_HOME, HOME), and
-    TRITON_CPU_DIRECT_LINK."""
-    items = sorted((k, v) for k, v in os.environ.items() if k in _LINK_ENVIRONMENT)
-    return hashlib.sha256(repr(items).encode()).hexdigest()
-
-
-_LINK_ENVIRONMENT = ("PATH", "CC", "HOME", "TRITON_HOME", "COMPILER_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX",
-                     "TRITON_CPU_DIRECT_LINK")
-
-
-class Linking:
-    """A kernel being linked by the linker worker: a second worker process that turns the
-    optimized module into object code and links it while the first generates its
-    assembly, so that Triton's "so" stage finds the shared object made (`start_linking`,
-    called by `llvm.optimize`; `llvm.to_shared_object` takes the result).
-
-    Two processes are needed: llvmlite serializes every call into LLVM with one lock per
-    process, and a child forked per kernel ran its code generation at half speed here
-    (copy-on-write faults). The linker worker starts after the first kernel of a process
-    was linked (that kernel links as before), and links in the environment it was started
-    with: `result` is None when what a link reads of it has changed since, when the worker
-    failed (LLVM aborted: the caller links as before), or for another process's worker."""
-
-    def __init__(self, worker, number):
-        self.worker, self.number = worker, number
-
-    def result(self):
-        with _linker_lock:
-            if _linker is not self.worker or not self.worker.alive() or \
-                    self.worker.environment != environment_key():
-                return None
-            try:
-                return self.worker.collect(self.number)
-            except Exception:
-                return None
-
-
-_linker_lock = threading.Lock()
-_linker = None
-
-
-def start_linking(ir_text: str, h) -> "Linking | None":
-    """Sends the optimized module to the linker worker (see Linking); None when there is
-    none yet, or it is off (TRITON_CPU_LLVM_LINKER=0, the LLVM worker in process)."""
-    if in_process() or not env_flag("TRITON_CPU_LLVM_LINKER", True):
-        return None
-    with _linker_lock:
-        if _linker is None or not _linker.alive() or _linker.environment != environment_key():
-            return None
-        try:
-            if not _linker.booted():  # still importing: the caller links faster
-                return None
-            return Linking(_linker, _linker.submit("link_object", (ir_text, h)))
-        except Exception:
-            return None
-
-
-def start_linker():
-    """Starts the linker worker, unless it runs or is off (called after a kernel was linked)."""
-    global _linker
-    if in_process() or not env_flag("TRITON_CPU_LLVM_LINKER", True):
-        return
-    with _linker_lock:
-        if _linker is not None and _linker.alive() and _linker.environment == environment_key():
-            return
-        if _linker is not None:
-            _linker.close(kill=True)
-        try:
-            _linker = _Worker()
-            _linker.boot = _linker.submit("ready", ())
-        except (OSError, LLVMAborted):
-            _linker = None
-
-
 @atexit.register
 def _stop():
     if _worker is not None:
         _worker.close()
-    if _linker is not None:
-        _linker.close()
 
 
 def serve():
