@@ -35,8 +35,10 @@ A case is run in a worker process (`-j` of them), restarted after a crash or a t
 Exit status 1 when any case is `mismatch`, `error`, `crash` or `timeout`.
 """
 import argparse
+import collections
 import json
 import multiprocessing as mp
+import os
 import queue
 import sys
 import time
@@ -46,8 +48,9 @@ OURS = ("mismatch", "error", "crash", "timeout")
 
 
 def _leaves_to_args(sample):
-    """(fn, tensors): fn(*tensors) calls the op on the sample with its tensors as graph
-    inputs; other arguments are constants of the graph."""
+    """(rebuild, tensors): rebuild(*tensors) gives the sample's (input, args, kwargs) with
+    those tensors in place of its own; the other arguments stay as they are (constants of
+    the compiled graph)."""
     import torch
     from torch.utils import _pytree as pytree
     flat, spec = pytree.tree_flatten((sample.input, sample.args, sample.kwargs))
@@ -256,27 +259,22 @@ def _distance(op, sample, actual):
     return worst
 
 
+def _name(op) -> str:
+    """The op's name as the command line and the reports give it: name[.variant]."""
+    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+
+
 def _ops(dtype_name, pattern):
+    """The names of the ops that support the dtype on CPU (and contain `pattern`)."""
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
     dtype = getattr(torch, dtype_name)
-    out = []
-    for op in op_db:
-        name = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
-        if pattern and pattern not in name:
-            continue
-        if dtype not in op.supported_dtypes("cpu"):
-            continue
-        out.append(name)
-    return out
+    return [_name(op) for op in op_db if pattern in _name(op) and dtype in op.supported_dtypes("cpu")]
 
 
 def _find(name):
     from torch.testing._internal.common_methods_invocations import op_db
-    for op in op_db:
-        if op.name + (f".{op.variant_test_name}" if op.variant_test_name else "") == name:
-            return op
-    raise KeyError(name)
+    return next(op for op in op_db if _name(op) == name)
 
 
 def _worker(tasks, results, dtype_name, n_samples, mode):
@@ -287,7 +285,6 @@ def _worker(tasks, results, dtype_name, n_samples, mode):
     torch.set_num_threads(1)
     _MODE.update(mode)
     dtype = getattr(torch, dtype_name)
-    import os
     parent = os.getppid()
     while True:
         try:
@@ -400,12 +397,10 @@ def main():
                 spawn()
     for p in workers:
         p.join(timeout=5)
-    counts = {}
-    for _, _, outcome, _ in cases:
-        counts[outcome] = counts.get(outcome, 0) + 1
+    counts = collections.Counter(outcome for _, _, outcome, _ in cases)
     ops_ours = sorted({n for n, _, o, _ in cases if o in OURS})
     print(f"\n{len(names)} ops, {len(cases)} cases in {time.time() - start:.0f} s: "
-          + ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1])))
+          + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
     if ops_ours:
         print("ops with a case not passing here only:", " ".join(ops_ours))
     return 1 if ops_ours else 0
