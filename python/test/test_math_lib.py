@@ -164,15 +164,17 @@ def test_inline_edges(fn, lib, vector_bits):
 
 
 @pytest.mark.parametrize("vector_bits", [256, 512])
-@pytest.mark.parametrize("fn", ["exp", "exp2"])
+@pytest.mark.parametrize("fn", ["exp", "exp2", "erf"])
 def test_inline_fast_path_matches_full_path(fn, vector_bits):
     """exp/exp2 take a shorter path for a vector whose every lane is within the bound where
-    the result is a normal float (inline_math._fast_or_full). Arguments dense over that
+    the result is a normal float, erf for one whose every lane is below 2, where its last
+    piece is never selected (inline_math._fast_or_full). Arguments dense over that
     range, first alone (every vector fast), then with a NaN in every 4th lane (every vector
     takes the full path): the same bits, within 1 ulp of float64 numpy; and past the bound
     (full path) the result is still within 1 ulp."""
     from triton_cpu.codegen import inline_math
-    bound = {"exp": inline_math._EXP_FAST_BOUND, "exp2": inline_math._EXP2_FAST_BOUND}[fn]
+    bound = {"exp": inline_math._EXP_FAST_BOUND, "exp2": inline_math._EXP2_FAST_BOUND,
+             "erf": inline_math._ERF_FAST_BOUND}[fn]
     rng = np.random.default_rng(3)
     x = np.concatenate([np.linspace(-bound, bound, 1 << 15), rng.uniform(-1, 1, 1 << 13) * 2.0 ** rng.integers(
         -30, 1, 1 << 13), rng.uniform(-bound, bound, 1 << 13)]).astype(np.float32)
