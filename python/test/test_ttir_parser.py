@@ -453,3 +453,72 @@ def test_repeated_types_parse_like_xdsl():
         assert print_ir(parse_ttir(text)) == reference, path
         compared += 1
     assert compared >= 20
+
+
+# A module whose lines share shapes across types: a result type inferred from one line's
+# types would be wrong on the next (cmpi's i1 result equals its operand type once; loads of
+# f32 and i32 pointers, scalar and tensor), operands repeated in one line, and operands in
+# both orders.
+_SHAPES_TTIR = """#loc = loc("k.py":1:1)
+#loc1 = loc("k.py":2:5)
+module {
+  tt.func public @k(%n: i32 loc(#loc), %n2: i32 loc(#loc), %p: !tt.ptr<f32> loc(#loc), %q: !tt.ptr<i32> loc(#loc)) attributes {noinline = false} {
+    %r = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32> loc(#loc1)
+    %r2 = tt.splat %n : i32 -> tensor<4xi32> loc(#loc1)
+    %b1 = arith.cmpi slt, %r, %r2 : tensor<4xi32> loc(#loc1)
+    %b2 = arith.cmpi sgt, %r, %r2 : tensor<4xi32> loc(#loc1)
+    %c = arith.cmpi ne, %b1, %b2 : tensor<4xi1> loc(#loc1)
+    %d = arith.cmpi ne, %r, %r2 : tensor<4xi32> loc(#loc1)
+    %s1 = arith.select %d, %r, %r2 : tensor<4xi1>, tensor<4xi32> loc(#loc1)
+    %f = arith.sitofp %s1 : tensor<4xi32> to tensor<4xf32> loc(#loc1)
+    %f2 = arith.sitofp %r2 : tensor<4xi32> to tensor<4xf32> loc(#loc1)
+    %h = arith.truncf %f2 : tensor<4xf32> to tensor<4xf16> loc(#loc1)
+    %h2 = arith.extf %h : tensor<4xf16> to tensor<4xf32> loc(#loc1)
+    %s2 = arith.select %c, %f, %h2 : tensor<4xi1>, tensor<4xf32> loc(#loc1)
+    %m1 = arith.mulf %s2, %s2 : tensor<4xf32> loc(#loc1)
+    %m2 = arith.mulf %m1, %f2 : tensor<4xf32> loc(#loc1)
+    %m3 = arith.mulf %f2, %m1 : tensor<4xf32> loc(#loc1)
+    %x = arith.subf %m3, %m2 : tensor<4xf32> loc(#loc1)
+    %y = arith.subf %m2, %x : tensor<4xf32> loc(#loc1)
+    %e = arith.cmpi slt, %n, %n2 : i32 loc(#loc1)
+    %g = arith.select %e, %n, %n2 : i32 loc(#loc1)
+    %gf = arith.sitofp %g : i32 to f32 loc(#loc1)
+    %z = arith.subf %gf, %gf : f32 loc(#loc1)
+    %zs = tt.splat %z : f32 -> tensor<4xf32> loc(#loc1)
+    %w = arith.subf %y, %zs : tensor<4xf32> loc(#loc1)
+    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<4x!tt.ptr<f32>> loc(#loc1)
+    %pa = tt.addptr %ps, %r : tensor<4x!tt.ptr<f32>>, tensor<4xi32> loc(#loc1)
+    %v = tt.load %p : !tt.ptr<f32> loc(#loc1)
+    %vi = tt.load %q : !tt.ptr<i32> loc(#loc1)
+    %va = tt.load %pa : tensor<4x!tt.ptr<f32>> loc(#loc1)
+    %ce = arith.cmpf olt, %v, %gf : f32 loc(#loc1)
+    %ct = arith.cmpf olt, %va, %w : tensor<4xf32> loc(#loc1)
+    %sv = arith.select %ce, %v, %gf : f32 loc(#loc1)
+    %st = arith.select %ct, %va, %w : tensor<4xi1>, tensor<4xf32> loc(#loc1)
+    %vs = tt.splat %sv : f32 -> tensor<4xf32> loc(#loc1)
+    %o = arith.addf %st, %vs : tensor<4xf32> loc(#loc1)
+    tt.store %pa, %o : tensor<4x!tt.ptr<f32>> loc(#loc1)
+    tt.store %q, %vi : !tt.ptr<i32> loc(#loc1)
+    tt.return loc(#loc)
+  } loc(#loc)
+} loc(#loc)
+"""
+
+
+@pytest.mark.parametrize("name", [*KERNELS, "shapes_across_types"])
+def test_op_shape_memo_builds_what_xdsl_parses(name, monkeypatch):
+    """parse_ttir builds an op from the memo of an earlier line of the same shape (op name and
+    text without operand names, or without types too for the ops of _RESULT_TYPE); the module
+    must be exactly the one xDSL's parser builds from the same text, locations included."""
+    from triton_cpu.dialects import ttir
+    text = _SHAPES_TTIR if name == "shapes_across_types" else kernel_ttir(name)
+    monkeypatch.setattr(ttir, "_MEMOIZED", ())  # no memo: every op through xDSL's parser
+    reference = print_ir(parse_ttir(text), locations=True)
+    monkeypatch.undo()
+    ttir._MEMO.clear()
+    first = parse_ttir(text)  # records every shape (and replays the ones seen earlier)
+    assert ttir._MEMO
+    second = parse_ttir(text)  # replays them
+    for module in (first, second):
+        module.verify()
+        assert print_ir(module, locations=True) == reference
