@@ -34,12 +34,14 @@ exp and exp2:
     is 9 operations on the FMA ports per vector instead of 13, plus 2 integer ones instead
     of 4 (a softmax row's exp loop: 25% less time, one thread, rows in L1).
 erf: three polynomial pieces selected per lane (erf_f32), and, like exp, one branch per
-vector: when every lane has |x| < 2 the third piece is not computed (26 operations on the
-FMA ports per vector instead of 38; the same bits, checked on every third fp32 input at both
-vector widths). An exact GELU over 4M samples, 2 threads: 1.27 -> 1.03 ms for N(0, 1) inputs
-(7% of its vectors take the full path); 1.30 -> 1.33 ms for N(0, 9) inputs, where nearly all
-do. erf alone on N(0, 1) arguments, half of its vectors fast in no pattern (the branch
-mispredicted often), one thread in L1: 0.60-0.62 -> 0.58-0.59 ns per element.
+vector: when every lane has |x| < 2 the third piece is not computed (about 25 operations on
+the FMA ports per vector instead of 38; the same bits, checked on every third fp32 input at
+both vector widths). An exact GELU over 4M samples, 2 threads: 1.27 -> 1.03 ms for N(0, 1)
+inputs (7% of its vectors take the full path); 1.30 -> 1.33 ms for N(0, 9) inputs, where
+nearly all do. erf alone on N(0, 1) arguments, half of its vectors fast in no pattern (the
+branch mispredicted often), one thread in L1: 0.60-0.62 -> 0.58-0.59 ns per element. The
+same branch in tanh (every lane below 1.875: no exp, no division) made a tanh-GELU slower,
+1.62-1.67 -> 1.77-2.37 ms for N(0, 1) inputs: not done.
 tanh: two polynomial pieces and one through exp, selected per lane (tanh_f32; SLEEF 3.5's
 tanhf_u10 ran at 0.37 elements per ns on one Zen 3 thread, this at 0.80: a tanh-GELU over 4M
 elements, 2 threads, 7.0 -> 3.4 ms).
