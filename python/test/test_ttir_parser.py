@@ -522,3 +522,17 @@ def test_op_shape_memo_builds_what_xdsl_parses(name, monkeypatch):
     for module in (first, second):
         module.verify()
         assert print_ir(module, locations=True) == reference
+
+
+def test_op_shape_memo_stays_bounded(monkeypatch):
+    """A process compiling thousands of kernels: the memo is emptied when it is full, and
+    what is parsed across the emptying is still what xDSL builds."""
+    from triton_cpu.dialects import ttir
+    monkeypatch.setattr(ttir, "_MEMOIZED", ())
+    reference = print_ir(parse_ttir(_SHAPES_TTIR), locations=True)
+    monkeypatch.undo()
+    monkeypatch.setattr(ttir, "_MEMO_LIMIT", 4)
+    ttir._MEMO.clear()
+    for _ in range(3):
+        assert print_ir(parse_ttir(_SHAPES_TTIR), locations=True) == reference
+        assert len(ttir._MEMO) <= 4 + 2  # emptied past 4, then at most an exact and an abstract entry

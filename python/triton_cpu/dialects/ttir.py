@@ -256,8 +256,9 @@ class _TTIRParser(Parser):
         if -1 in perm:
             return
         properties, attributes = dict(op.properties), dict(op.attributes)
-        if len(_MEMO) > _MEMO_LIMIT:
+        if len(_MEMO) > _MEMO_LIMIT or len(_TYPES) > _MEMO_LIMIT:
             _MEMO.clear()
+            _TYPES.clear()
         rtype = op.results[0].type if op.results else None
         _MEMO[shape.exact] = _MemoEntry(type(op), perm, rtype, properties, attributes)
         if shape.abstract is not None:
@@ -339,7 +340,7 @@ class _MemoEntry:
 
 
 _MEMO: dict[tuple, _MemoEntry] = {}
-_MEMO_LIMIT = 20000  # shapes; cleared when full (a process compiling thousands of kernels)
+_MEMO_LIMIT = 20000  # shapes or types; both cleared when one is full (a process compiling thousands of kernels)
 _TYPES: dict[str, Attribute] = {}
 
 
