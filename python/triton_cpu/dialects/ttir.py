@@ -34,6 +34,7 @@ import io
 import os
 import re
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
@@ -183,7 +184,6 @@ class _TTIRParser(Parser):
         self.attribute_aliases.update(locations)
         self._locations = locations
         self._text = text
-        self._types: dict[str, Attribute] = {}
 
     def parse_optional_location(self) -> LocationAttr | None:
         token = self._current_token
@@ -199,7 +199,7 @@ class _TTIRParser(Parser):
         line = _OP_LINE.match(self._text, start)
         if line is None or line.group(4) not in self._locations:
             return super().parse_operation()
-        shape = _shape(line.group(2), line.group(3) or "")
+        shape = _shape(line.group(2), line.group(3))
         if shape is not None:
             op = self._replay(shape, line)
             if op is not None:
@@ -283,21 +283,21 @@ class _TTIRParser(Parser):
     def _parse_optional_builtin_parametrized_type(self):
         # A module spells the same few tensor types hundreds of times, and xDSL's type
         # parser is a third of its parse time: the text of a tensor, vector or memref
-        # type, up to its matching '>', parses once.
+        # type, up to its matching '>', parses once per process (_TYPES).
         token = self._current_token
         if token.text not in _SHAPED_TYPES:
             return super()._parse_optional_builtin_parametrized_type()
         start = token.span.start
         end = _matching_angle(self._text, token.span.end)
         key = self._text[start:end] if end is not None else None
-        hit = self._types.get(key)
+        hit = _TYPES.get(key)
         if hit is not None:
             self._resume_from(end)
             return hit
         result = super()._parse_optional_builtin_parametrized_type()
         if key is not None and self._current_token.span.start >= end \
                 and not self._text[end:self._current_token.span.start].strip():
-            self._types[key] = result  # parsed exactly that text
+            _TYPES[key] = result  # parsed exactly that text
         return result
 
 
@@ -324,24 +324,24 @@ _TYPE_SEPARATOR = re.compile(r"( -> | to |, )")
 _MEMOIZED = ("arith.", "math.", "tt.", "scf.yield")
 
 
-class _Shape:
-    __slots__ = ("exact", "abstract", "names", "types")
+class _Shape(NamedTuple):
+    exact: tuple  # (op name, the rest of the line with operand names taken out)
+    abstract: tuple | None  # the same with the types taken out too, where _RESULT_TYPE allows
+    names: list[str]  # the line's operand names, in order
+    types: tuple[str, ...]  # the texts of the line's types (only when `abstract` is set)
 
-    def __init__(self, exact, abstract, names, types):
-        self.exact, self.abstract, self.names, self.types = exact, abstract, names, types
 
-
-class _MemoEntry:
-    __slots__ = ("cls", "perm", "result", "properties", "attributes")
-
-    def __init__(self, cls, perm, result, properties, attributes):
-        self.cls, self.perm, self.result, self.properties, self.attributes = \
-            cls, perm, result, properties, attributes
+class _MemoEntry(NamedTuple):
+    cls: type[Operation]
+    perm: tuple[int, ...]  # operand i of the op is the line's operand perm[i]
+    result: Attribute | str | None  # the result type; a _RESULT_TYPE rule; None: no result
+    properties: dict
+    attributes: dict
 
 
 _MEMO: dict[tuple, _MemoEntry] = {}
 _MEMO_LIMIT = 20000  # shapes or types; both cleared when one is full (a process compiling thousands of kernels)
-_TYPES: dict[str, Attribute] = {}
+_TYPES: dict[str, Attribute] = {}  # type text -> type, shared by _type_of and the shaped-type parse
 
 
 # Ops whose result type follows, by definition, from the types their line spells: the first
