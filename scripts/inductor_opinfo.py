@@ -274,7 +274,10 @@ def _ops(dtype_name, pattern):
 
 def _find(name):
     from torch.testing._internal.common_methods_invocations import op_db
-    return next(op for op in op_db if _name(op) == name)
+    op = next((op for op in op_db if _name(op) == name), None)
+    if op is None:
+        raise KeyError(name)
+    return op
 
 
 def _worker(tasks, results, dtype_name, n_samples, mode):
@@ -335,11 +338,11 @@ def main():
     results = ctx.Queue()
     todo = list(reversed(names))
     workers = {}  # process -> [task queue, current (op, sample) or None, start time]
+    mode = dict(dynamic=a.dynamic, backward=a.backward)
 
     def spawn():
         tasks = ctx.Queue()
-        p = ctx.Process(target=_worker, args=(tasks, results, a.dtype, a.samples,
-                                                          dict(dynamic=a.dynamic, backward=a.backward)), daemon=True)
+        p = ctx.Process(target=_worker, args=(tasks, results, a.dtype, a.samples, mode), daemon=True)
         p.start()
         workers[p] = [tasks, None, time.time()]
         feed(p)

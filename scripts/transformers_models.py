@@ -24,25 +24,26 @@ TRAINED = ("gpt2", "llama")
 def build(name, T, torch):
     """(model, inputs) with dropout off."""
     ids = torch.randint(0, 1000, (2, 64))
-    small = dict(num_hidden_layers=2, hidden_size=128, num_attention_heads=4, intermediate_size=256, vocab_size=1000)
+    small = dict(num_hidden_layers=2, hidden_size=128, num_attention_heads=4, intermediate_size=256)
+    text = dict(small, vocab_size=1000)
     if name == "gpt2":
         config = T.GPT2Config(n_layer=2, n_embd=128, n_head=4, vocab_size=1000, n_positions=128, resid_pdrop=0,
                               embd_pdrop=0, attn_pdrop=0)
         return T.GPT2LMHeadModel(config), {"input_ids": ids}
     if name == "bert":
-        config = T.BertConfig(**small, hidden_dropout_prob=0, attention_probs_dropout_prob=0)
+        config = T.BertConfig(**text, hidden_dropout_prob=0, attention_probs_dropout_prob=0)
         return T.BertModel(config), {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
     if name == "llama":
-        return T.LlamaForCausalLM(T.LlamaConfig(**small, num_key_value_heads=2)), {"input_ids": ids}
+        return T.LlamaForCausalLM(T.LlamaConfig(**text, num_key_value_heads=2)), {"input_ids": ids}
     if name == "mistral":
-        config = T.MistralConfig(**small, num_key_value_heads=2, sliding_window=32)
+        config = T.MistralConfig(**text, num_key_value_heads=2, sliding_window=32)
         return T.MistralForCausalLM(config), {"input_ids": ids}
     if name == "t5":
         config = T.T5Config(num_layers=2, d_model=128, num_heads=4, d_kv=32, d_ff=256, vocab_size=1000,
                             dropout_rate=0)
         return T.T5Model(config), {"input_ids": ids[:, :32], "decoder_input_ids": ids[:, 32:48]}
     if name == "vit":
-        config = T.ViTConfig(**{**small, "vocab_size": None}, image_size=64, patch_size=16, hidden_dropout_prob=0,
+        config = T.ViTConfig(**small, image_size=64, patch_size=16, hidden_dropout_prob=0,
                              attention_probs_dropout_prob=0)
         return T.ViTModel(config), {"pixel_values": torch.randn(2, 3, 64, 64)}
     raise ValueError(f"unknown model {name!r}; one of {', '.join(MODELS)}")
