@@ -1,8 +1,9 @@
 #!/usr/bin/env python
-"""Run the ops of two real Triton kernel libraries, Liger-Kernel and FlagGems, on CPU tensors
-through this backend and compare every result with torch.
+"""Run the ops of three real Triton kernel libraries, Liger-Kernel, FlagGems and
+flash-linear-attention (fla-core), on CPU tensors through this backend and compare every
+result with torch.
 
-    python scripts/kernel_libraries.py [--lib liger|flaggems|all] [-k SUBSTRING] [--list] [-v]
+    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|all] [-k SUBSTRING] [--list] [-v]
 
 One line per op: PASS, FAIL (the worst output's max abs/rel error against the reference) or
 ERROR (the exception's first line; for an op the backend cannot compile, the TTIR op it
@@ -12,10 +13,11 @@ The libraries are not ours and are never committed or copied: they are pip-insta
 `--no-deps` into a git-ignored folder, by default <repo>/upstream/libs, or the folder named by
 TRITON_CPU_KERNEL_LIBS.  Versions this was written against: liger_kernel 0.8.5, flag_gems 5.0.2
 (the latter also needs its dependency sqlalchemy, installed into the same folder:
-`pip install --no-deps --target upstream/libs sqlalchemy==2.0.48`).
+`pip install --no-deps --target upstream/libs sqlalchemy==2.0.48`), fla-core 0.6.0 with its
+dependency einops (`pip install --no-deps --target upstream/libs fla-core==0.6.0 einops==0.8.2`).
 
-Both libraries assume a GPU in their Python wrappers.  `_shim_flaggems` / `_shim_liger` below
-are the only adaptations; they never touch a kernel.  python/test/test_kernel_libraries.py
+Liger and FlagGems assume a GPU in their Python wrappers.  `_shim_flaggems` / `_shim_liger`
+below are the only adaptations; they never touch a kernel (fla needs none).  python/test/test_kernel_libraries.py
 runs the same cases under pytest.
 """
 
@@ -43,7 +45,7 @@ import torch.nn.functional as F
 
 REPO = Path(__file__).resolve().parents[1]
 LIBS_ENV = "TRITON_CPU_KERNEL_LIBS"
-LIBRARIES = ("liger", "flaggems")
+LIBRARIES = ("liger", "flaggems", "fla")
 
 
 def libs_dir() -> Path:
@@ -205,8 +207,15 @@ def _shim_liger():
     return liger_kernel
 
 
+def _shim_fla():
+    # fla-core runs on a Triton "cpu" backend as it is (its device is the target's backend
+    # name); nothing to adapt.
+    import fla
+    return fla
+
+
 _LOADED = {}
-_PACKAGES = {"liger": "liger_kernel", "flaggems": "flag_gems"}
+_PACKAGES = {"liger": "liger_kernel", "flaggems": "flag_gems", "fla": "fla"}
 
 
 def _add_libs_dir():
@@ -227,7 +236,7 @@ def load_library(lib):
         try:
             if not library_installed(lib):
                 raise ImportError(f"no {_PACKAGES[lib]} in {libs_dir()} (set {LIBS_ENV}) or sys.path")
-            _LOADED[lib] = ({"liger": _shim_liger, "flaggems": _shim_flaggems}[lib](), None)
+            _LOADED[lib] = ({"liger": _shim_liger, "flaggems": _shim_flaggems, "fla": _shim_fla}[lib](), None)
         except Exception as e:  # noqa: BLE001 - reported as the skip reason
             _LOADED[lib] = (None, f"{lib} not importable: {type(e).__name__}: {_first_line(e)}")
     return _LOADED[lib]
@@ -1171,6 +1180,153 @@ def _(G, chk):
     chk.true("drop fraction", abs(frac - p) < 0.03, f"{frac:.4f}, expected ~{p}")
     chk.close("kept values", out[kept], x[kept] / (1 - p))
     chk.equal("mask", mask.bool(), kept)
+
+
+# ------------------------------------------------------------------------------ flash-linear-attention
+# fla-core's chunked and recurrent linear-attention kernels (autotuned; masked 2-D pointer
+# tiles, tl.dot on transposed tiles in loops, exp2 gates, the state carried across chunks or
+# time steps), forward and input gradients, against the library's own naive torch
+# implementations (fla/ops/*/naive.py: recurrences in torch ops, computed in fp32) on fp64
+# inputs; its norms against torch.  fp32 results agree to ~2e-6 relative; the tolerance
+# (1e-4 of each output's largest magnitude) leaves 50x room.
+
+def _fla_inputs(B=2, T=128, H=2, K=32, V=32):
+    """q, k (unit rows, as the delta rules expect), v, a scalar log-gate per head and step,
+    a per-channel log-gate, and beta in (0, 1)."""
+    q, v = randn(B, T, H, K), randn(B, T, H, V)
+    k = F.normalize(randn(B, T, H, K), p=2, dim=-1)
+    g, gk = F.logsigmoid(randn(B, T, H)), F.logsigmoid(randn(B, T, H, K))
+    beta = torch.rand(B, T, H).sigmoid()
+    return q, k, v, g, gk, beta
+
+
+def _fla_check(chk, fn, ref_fn, inputs, grad=True, tol=1e-4):
+    """fn(*inputs) against ref_fn on fp64 copies: output, then each input's gradient."""
+    ours = [_grad(x) if grad else x for x in inputs]
+    theirs = [_grad(x.double()) if grad else x.double() for x in inputs]
+    y, ref = _out0(fn(*ours)), _out0(ref_fn(*theirs)).to(torch.float64)
+    scale = ref.abs().max().item()
+    chk.close("o", y.double(), ref, atol=tol * scale, rtol=tol)
+    if not grad:
+        return
+    dy = randn(*y.shape)
+    y.backward(dy)
+    ref.backward(dy.double())
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        chk.close(f"d{i}", a.grad.double(), b.grad, atol=tol * b.grad.abs().max().item(), rtol=tol)
+
+
+def _heads_first(fn):
+    """A naive reference taking [B, H, T, D] called on [B, T, H, D] tensors."""
+    def call(*xs):
+        return _out0(fn(*(x.transpose(1, 2) for x in xs))).transpose(1, 2)
+    return call
+
+
+@case("fla.simple_gla_chunk")
+def _(M, chk):
+    from fla.ops.simple_gla import chunk_simple_gla
+    from fla.ops.simple_gla.naive import naive_chunk_simple_gla
+    q, k, v, g, _, _ = _fla_inputs(T=100)  # not a multiple of the chunk size
+    _fla_check(chk, chunk_simple_gla, naive_chunk_simple_gla, [q, k, v, g])
+
+
+@case("fla.simple_gla_fused_recurrent")
+def _(M, chk):
+    from fla.ops.simple_gla import fused_recurrent_simple_gla
+    from fla.ops.simple_gla.naive import naive_chunk_simple_gla
+    q, k, v, g, _, _ = _fla_inputs()
+    _fla_check(chk, fused_recurrent_simple_gla, naive_chunk_simple_gla, [q, k, v, g])
+
+
+@case("fla.gla_chunk")
+def _(M, chk):
+    from fla.ops.gla import chunk_gla
+    from fla.ops.gla.naive import naive_recurrent_gla
+    q, k, v, _, gk, _ = _fla_inputs()
+    _fla_check(chk, chunk_gla, naive_recurrent_gla, [q, k, v, gk])
+
+
+@case("fla.gla_fused_recurrent")
+def _(M, chk):
+    from fla.ops.gla import fused_recurrent_gla
+    from fla.ops.gla.naive import naive_recurrent_gla
+    q, k, v, _, gk, _ = _fla_inputs()
+    _fla_check(chk, fused_recurrent_gla, naive_recurrent_gla, [q, k, v, gk])
+
+
+@case("fla.retention_chunk")
+def _(M, chk):
+    from fla.ops.retention import chunk_retention
+    from fla.ops.retention.naive import naive_retention
+    q, k, v, _, _, _ = _fla_inputs()
+    _fla_check(chk, chunk_retention, _heads_first(naive_retention), [q, k, v], grad=False)
+
+
+@case("fla.linear_attn_chunk")
+def _(M, chk):
+    from fla.ops.linear_attn import chunk_linear_attn
+    from fla.ops.linear_attn.naive import naive_chunk_linear_attn
+    q, k, v, _, _, _ = _fla_inputs()
+    _fla_check(chk, lambda *x: chunk_linear_attn(*x, normalize=False),
+               lambda *x: naive_chunk_linear_attn(*x, normalize=False), [q, k, v])
+
+
+@case("fla.delta_rule_fused_recurrent")
+def _(M, chk):
+    from fla.ops.delta_rule import fused_recurrent_delta_rule
+    from fla.ops.delta_rule.naive import delta_rule_recurrence
+    q, k, v, _, _, beta = _fla_inputs()
+    _fla_check(chk, fused_recurrent_delta_rule, _heads_first(delta_rule_recurrence), [q, k, v, beta])
+
+
+@case("fla.delta_rule_chunk_bf16")
+def _(M, chk):
+    # The chunked delta rule refuses fp32; it keeps its intermediate states in bf16, so the
+    # result is compared, on the same bf16 inputs, within a few bf16 steps of the output's scale.
+    from fla.ops.delta_rule import chunk_delta_rule
+    from fla.ops.delta_rule.naive import delta_rule_recurrence
+    q, k, v, _, _, beta = (x.bfloat16() for x in _fla_inputs())
+    _fla_check(chk, lambda *x: chunk_delta_rule(*x)[0].float(), _heads_first(delta_rule_recurrence),
+               [q, k, v, beta], grad=False, tol=2e-2)
+
+
+@case("fla.gated_delta_rule_chunk")
+def _(M, chk):
+    from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+    from fla.ops.gated_delta_rule.naive import naive_recurrent_gated_delta_rule
+    q, k, v, g, _, beta = _fla_inputs()
+    _fla_check(chk, chunk_gated_delta_rule, lambda q, k, v, g, b: naive_recurrent_gated_delta_rule(q, k, v, b, g),
+               [q, k, v, g, beta])
+
+
+@case("fla.gated_delta_rule_fused_recurrent")
+def _(M, chk):
+    # Forward only: the library has no backward for it.
+    from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule
+    from fla.ops.gated_delta_rule.naive import naive_recurrent_gated_delta_rule
+    q, k, v, g, _, beta = _fla_inputs()
+    _fla_check(chk, lambda q, k, v, g, b: fused_recurrent_gated_delta_rule(q, k, v, g=g, beta=b),
+               lambda q, k, v, g, b: naive_recurrent_gated_delta_rule(q, k, v, b, g), [q, k, v, g, beta],
+               grad=False)
+
+
+@case("fla.norms")
+def _(M, chk):
+    from fla.modules.norm.fused_norm_gate import rms_norm_gated
+    from fla.modules.norm.l2norm import l2norm
+    from fla.modules.norm.layernorm import layer_norm, rms_norm
+    x, w, b, gate = randn(64, 300), randn(300), randn(300), randn(64, 300)
+    n = (300,)
+    for name, fn, ref, args in [
+            ("l2norm", l2norm, lambda x: F.normalize(x, p=2, dim=-1, eps=0), [x]),
+            ("layer_norm", layer_norm, lambda x, w, b: F.layer_norm(x, n, w, b, 1e-5), [x, w, b]),
+            ("rms_norm", lambda x, w: rms_norm(x, w, None), lambda x, w: F.rms_norm(x, n, w, 1e-5), [x, w]),
+            ("rms_norm_gated", lambda x, g, w: rms_norm_gated(x, g, w, None),
+             lambda x, g, w: F.rms_norm(x, n, w, 1e-6) * F.silu(g), [x, gate, w])]:
+        sub = Checker()
+        _fla_check(sub, fn, ref, args)
+        chk.failures += [f"{name} {f}" for f in sub.failures]
 
 
 # =============================================================================================
