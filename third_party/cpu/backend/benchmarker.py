@@ -1,0 +1,73 @@
+"""The autotuner's timer on the CPU (`CPUDriver.get_benchmarker`): `do_bench_warm`.
+
+Triton's autotuner times each config with the driver's benchmarker. Stock
+`triton.testing.do_bench` clears the cache before every timed call by zeroing a buffer
+twice the size of the last-level cache (`get_empty_cache_for_benchmark`): on a GPU that
+is a fraction of a millisecond, on a CPU with a 260 MB L3 it is a 520 MB memset of ~40 ms.
+do_bench also counts that memset in its estimate of the kernel's time, from which it
+derives the number of timed calls, so every config of every autotuned kernel costs ~7
+memsets (~0.3 s) and is timed from 2 calls whatever its own duration: fla's chunked GLA
+(forward and backward, 212 configs) spent ~50 of its ~135 s of first-call autotuning
+zeroing that buffer, and its choices rested on 2 cold samples each.
+
+`do_bench_warm` takes do_bench's arguments and returns what it returns (the mean, median,
+min, max, all per-call times, or quantiles, in milliseconds), but times the calls back to
+back with warm caches, each on its own (`time.perf_counter_ns`): `warmup` ms of untimed
+calls, then as many timed calls as fit in `rep` ms (at least 5). On a CPU, a kernel that
+runs again on the same tensors finds them in the cache when they fit, which is also what
+a kernel called in a loop or in a model sees. `triton.testing.do_bench` itself, called
+directly (tutorials, benchmarks), keeps its cold-cache measurement.
+"""
+import time
+
+
+def do_bench_warm(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean"):
+    """Per-call times of `fn` in milliseconds, with warm caches (see the module docstring)."""
+    assert return_mode in ("min", "max", "mean", "median", "all")
+
+    def call():
+        if grad_to_none is not None:
+            for x in grad_to_none:
+                x.grad = None
+        fn()
+
+    call()  # compiles, loads and first touches: not timed
+    clock = time.perf_counter_ns
+    start = clock()
+    deadline = start + warmup * 1e6
+    while clock() < deadline:
+        call()
+    times = []
+    deadline = clock() + rep * 1e6
+    while len(times) < 5 or clock() < deadline:
+        t = clock()
+        call()
+        times.append((clock() - t) * 1e-6)
+    return summarize(times, quantiles, return_mode)
+
+
+def summarize(times, quantiles=None, return_mode="mean"):
+    """do_bench's summary of per-call times: the quantiles (linear interpolation between
+    the sorted times, as torch.quantile), else the statistic `return_mode` names."""
+    if quantiles is not None:
+        ordered = sorted(times)
+        out = [_quantile(ordered, q) for q in quantiles]
+        return out[0] if len(out) == 1 else out
+    if return_mode == "all":
+        return list(times)
+    if return_mode == "min":
+        return min(times)
+    if return_mode == "max":
+        return max(times)
+    if return_mode == "median":
+        return _quantile(sorted(times), 0.5)
+    return sum(times) / len(times)
+
+
+def _quantile(ordered, q):
+    if not 0.0 <= q <= 1.0:
+        raise ValueError("quantiles must be in [0, 1]")
+    pos = q * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
