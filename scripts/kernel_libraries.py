@@ -1191,13 +1191,12 @@ def _(G, chk):
 # (1e-4 of each output's largest magnitude) leaves 50x room.
 
 def _fla_inputs(B=2, T=128, H=2, K=32, V=32):
-    """q, k (unit rows, as the delta rules expect), v, a scalar log-gate per head and step,
-    a per-channel log-gate, and beta in (0, 1)."""
+    """{name: tensor}: q, k (unit rows, as the delta rules expect), v, a scalar log-gate per
+    head and step (g), a per-channel log-gate (gk), and beta in (0, 1)."""
     q, v = randn(B, T, H, K), randn(B, T, H, V)
     k = F.normalize(randn(B, T, H, K), p=2, dim=-1)
     g, gk = F.logsigmoid(randn(B, T, H)), F.logsigmoid(randn(B, T, H, K))
-    beta = torch.rand(B, T, H).sigmoid()
-    return q, k, v, g, gk, beta
+    return {"q": q, "k": k, "v": v, "g": g, "gk": gk, "beta": torch.rand(B, T, H).sigmoid()}
 
 
 def _fla_check(chk, fn, ref_fn, inputs, grad=True, tol=1e-4):
@@ -1223,92 +1222,58 @@ def _heads_first(fn):
     return call
 
 
-@case("fla.simple_gla_chunk")
-def _(M, chk):
-    from fla.ops.simple_gla import chunk_simple_gla
-    from fla.ops.simple_gla.naive import naive_chunk_simple_gla
-    q, k, v, g, _, _ = _fla_inputs(T=100)  # not a multiple of the chunk size
-    _fla_check(chk, chunk_simple_gla, naive_chunk_simple_gla, [q, k, v, g])
+def _fla_case(name, op, ref, inputs, op_call=None, ref_call=None, T=128, dtype=None, **check):
+    """Registers case fla.<name>: the library function `op` ("module:function", imported when
+    the case runs) against its naive reference `ref`, on the _fla_inputs named in `inputs`
+    (in that order; cast to `dtype`), each function adapted by `op_call` / `ref_call` (a
+    function of it) when its signature or layout differs; `check`: _fla_check's options."""
+    def resolve(path):
+        module, attr = path.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+    @case("fla." + name)
+    def _(M, chk):
+        xs = _fla_inputs(T=T)
+        args = [xs[n] if dtype is None else xs[n].to(dtype) for n in inputs.split()]
+        fn, ref_fn = resolve(op), resolve(ref)
+        _fla_check(chk, op_call(fn) if op_call else fn, ref_call(ref_fn) if ref_call else ref_fn, args, **check)
 
 
-@case("fla.simple_gla_fused_recurrent")
-def _(M, chk):
-    from fla.ops.simple_gla import fused_recurrent_simple_gla
-    from fla.ops.simple_gla.naive import naive_chunk_simple_gla
-    q, k, v, g, _, _ = _fla_inputs()
-    _fla_check(chk, fused_recurrent_simple_gla, naive_chunk_simple_gla, [q, k, v, g])
+def _without_normalize(fn):
+    return lambda *x: fn(*x, normalize=False)
 
 
-@case("fla.gla_chunk")
-def _(M, chk):
-    from fla.ops.gla import chunk_gla
-    from fla.ops.gla.naive import naive_recurrent_gla
-    q, k, v, _, gk, _ = _fla_inputs()
-    _fla_check(chk, chunk_gla, naive_recurrent_gla, [q, k, v, gk])
+def _gated_delta_reference(fn):
+    return lambda q, k, v, g, beta: fn(q, k, v, beta, g)  # its beta comes before g
 
 
-@case("fla.gla_fused_recurrent")
-def _(M, chk):
-    from fla.ops.gla import fused_recurrent_gla
-    from fla.ops.gla.naive import naive_recurrent_gla
-    q, k, v, _, gk, _ = _fla_inputs()
-    _fla_check(chk, fused_recurrent_gla, naive_recurrent_gla, [q, k, v, gk])
-
-
-@case("fla.retention_chunk")
-def _(M, chk):
-    from fla.ops.retention import chunk_retention
-    from fla.ops.retention.naive import naive_retention
-    q, k, v, _, _, _ = _fla_inputs()
-    _fla_check(chk, chunk_retention, _heads_first(naive_retention), [q, k, v], grad=False)
-
-
-@case("fla.linear_attn_chunk")
-def _(M, chk):
-    from fla.ops.linear_attn import chunk_linear_attn
-    from fla.ops.linear_attn.naive import naive_chunk_linear_attn
-    q, k, v, _, _, _ = _fla_inputs()
-    _fla_check(chk, lambda *x: chunk_linear_attn(*x, normalize=False),
-               lambda *x: naive_chunk_linear_attn(*x, normalize=False), [q, k, v])
-
-
-@case("fla.delta_rule_fused_recurrent")
-def _(M, chk):
-    from fla.ops.delta_rule import fused_recurrent_delta_rule
-    from fla.ops.delta_rule.naive import delta_rule_recurrence
-    q, k, v, _, _, beta = _fla_inputs()
-    _fla_check(chk, fused_recurrent_delta_rule, _heads_first(delta_rule_recurrence), [q, k, v, beta])
-
-
-@case("fla.delta_rule_chunk_bf16")
-def _(M, chk):
-    # The chunked delta rule refuses fp32; it keeps its intermediate states in bf16, so the
-    # result is compared, on the same bf16 inputs, within a few bf16 steps of the output's scale.
-    from fla.ops.delta_rule import chunk_delta_rule
-    from fla.ops.delta_rule.naive import delta_rule_recurrence
-    q, k, v, _, _, beta = (x.bfloat16() for x in _fla_inputs())
-    _fla_check(chk, lambda *x: chunk_delta_rule(*x)[0].float(), _heads_first(delta_rule_recurrence),
-               [q, k, v, beta], grad=False, tol=2e-2)
-
-
-@case("fla.gated_delta_rule_chunk")
-def _(M, chk):
-    from fla.ops.gated_delta_rule import chunk_gated_delta_rule
-    from fla.ops.gated_delta_rule.naive import naive_recurrent_gated_delta_rule
-    q, k, v, g, _, beta = _fla_inputs()
-    _fla_check(chk, chunk_gated_delta_rule, lambda q, k, v, g, b: naive_recurrent_gated_delta_rule(q, k, v, b, g),
-               [q, k, v, g, beta])
-
-
-@case("fla.gated_delta_rule_fused_recurrent")
-def _(M, chk):
-    # Forward only: the library has no backward for it.
-    from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule
-    from fla.ops.gated_delta_rule.naive import naive_recurrent_gated_delta_rule
-    q, k, v, g, _, beta = _fla_inputs()
-    _fla_check(chk, lambda q, k, v, g, b: fused_recurrent_gated_delta_rule(q, k, v, g=g, beta=b),
-               lambda q, k, v, g, b: naive_recurrent_gated_delta_rule(q, k, v, b, g), [q, k, v, g, beta],
-               grad=False)
+_SIMPLE_GLA_REF = "fla.ops.simple_gla.naive:naive_chunk_simple_gla"
+_GLA_REF = "fla.ops.gla.naive:naive_recurrent_gla"
+_DELTA_REF = "fla.ops.delta_rule.naive:delta_rule_recurrence"
+_GATED_DELTA_REF = "fla.ops.gated_delta_rule.naive:naive_recurrent_gated_delta_rule"
+_fla_case("simple_gla_chunk", "fla.ops.simple_gla:chunk_simple_gla", _SIMPLE_GLA_REF, "q k v g",
+          T=100)  # not a multiple of the chunk size
+_fla_case("simple_gla_fused_recurrent", "fla.ops.simple_gla:fused_recurrent_simple_gla", _SIMPLE_GLA_REF, "q k v g")
+_fla_case("gla_chunk", "fla.ops.gla:chunk_gla", _GLA_REF, "q k v gk")
+_fla_case("gla_fused_recurrent", "fla.ops.gla:fused_recurrent_gla", _GLA_REF, "q k v gk")
+_fla_case("retention_chunk", "fla.ops.retention:chunk_retention", "fla.ops.retention.naive:naive_retention",
+          "q k v", ref_call=_heads_first, grad=False)
+_fla_case("linear_attn_chunk", "fla.ops.linear_attn:chunk_linear_attn",
+          "fla.ops.linear_attn.naive:naive_chunk_linear_attn", "q k v",
+          op_call=_without_normalize, ref_call=_without_normalize)
+_fla_case("delta_rule_fused_recurrent", "fla.ops.delta_rule:fused_recurrent_delta_rule", _DELTA_REF, "q k v beta",
+          ref_call=_heads_first)
+# The chunked delta rule refuses fp32; it keeps its intermediate states in bf16, so the
+# result is compared, on the same bf16 inputs, within a few bf16 steps of the output's scale.
+_fla_case("delta_rule_chunk_bf16", "fla.ops.delta_rule:chunk_delta_rule", _DELTA_REF, "q k v beta",
+          op_call=lambda fn: lambda *x: fn(*x)[0].float(), ref_call=_heads_first, dtype=torch.bfloat16,
+          grad=False, tol=2e-2)
+_fla_case("gated_delta_rule_chunk", "fla.ops.gated_delta_rule:chunk_gated_delta_rule", _GATED_DELTA_REF,
+          "q k v g beta", ref_call=_gated_delta_reference)
+# Forward only: the library has no backward for it.
+_fla_case("gated_delta_rule_fused_recurrent", "fla.ops.gated_delta_rule:fused_recurrent_gated_delta_rule",
+          _GATED_DELTA_REF, "q k v g beta", op_call=lambda fn: lambda q, k, v, g, beta: fn(q, k, v, g=g, beta=beta),
+          ref_call=_gated_delta_reference, grad=False)
 
 
 @case("fla.norms")
