@@ -1,9 +1,9 @@
 #!/usr/bin/env python
-"""Run the ops of three real Triton kernel libraries, Liger-Kernel, FlagGems and
-flash-linear-attention (fla-core), on CPU tensors through this backend and compare every
-result with torch.
+"""Run the ops of four real Triton kernel libraries, Liger-Kernel, FlagGems,
+flash-linear-attention (fla-core) and Mamba's Triton ops (mamba_ssm), on CPU tensors through
+this backend and compare every result with torch.
 
-    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|all] [-k SUBSTRING] [--list] [-v]
+    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|all] [-k SUBSTRING] [--list] [-v]
 
 One line per op: PASS, FAIL (the worst output's max abs/rel error against the reference) or
 ERROR (the exception's first line; for an op the backend cannot compile, the TTIR op it
@@ -14,10 +14,14 @@ The libraries are not ours and are never committed or copied: they are pip-insta
 TRITON_CPU_KERNEL_LIBS.  Versions this was written against: liger_kernel 0.8.5, flag_gems 5.0.2
 (the latter also needs its dependency sqlalchemy, installed into the same folder:
 `pip install --no-deps --target upstream/libs sqlalchemy==2.0.48`), fla-core 0.6.0 with its
-dependency einops (`pip install --no-deps --target upstream/libs fla-core==0.6.0 einops==0.8.2`).
+dependency einops (`pip install --no-deps --target upstream/libs fla-core==0.6.0 einops==0.8.2`),
+mamba_ssm 2.3.2.post1 (its sdist builds CUDA extensions, so only its Python package is unpacked,
+from PyPI: `curl -sL https://files.pythonhosted.org/packages/af/48/aa7bec0efc7453fa0512276c0069c854bf684219050294266534bfef34bb/mamba_ssm-2.3.2.post1.tar.gz
+| tar xz -C upstream/libs --strip-components=1 mamba_ssm-2.3.2.post1/mamba_ssm`; it needs einops too).
 
-Liger and FlagGems assume a GPU in their Python wrappers.  `_shim_flaggems` / `_shim_liger`
-below are the only adaptations; they never touch a kernel (fla needs none).  python/test/test_kernel_libraries.py
+Liger, FlagGems and mamba_ssm assume a GPU in their Python wrappers.  `_shim_flaggems`,
+`_shim_liger` and `_shim_mamba` below are the only adaptations; they never touch a kernel
+(fla needs none).  python/test/test_kernel_libraries.py
 runs the same cases under pytest.
 """
 
@@ -45,7 +49,7 @@ import torch.nn.functional as F
 
 REPO = Path(__file__).resolve().parents[1]
 LIBS_ENV = "TRITON_CPU_KERNEL_LIBS"
-LIBRARIES = ("liger", "flaggems", "fla")
+LIBRARIES = ("liger", "flaggems", "fla", "mamba")
 
 
 def libs_dir() -> Path:
@@ -214,8 +218,37 @@ def _shim_fla():
     return fla
 
 
+def _shim_mamba():
+    # mamba_ssm/__init__.py imports the package's CUDA extensions (selective_scan_cuda) for
+    # its modules; the Triton ops need none of it. The package is registered without running
+    # that file, so `mamba_ssm.ops.triton.*` import on their own.
+    spec = importlib.util.find_spec("mamba_ssm")
+    package = types.ModuleType("mamba_ssm")
+    package.__path__ = list(spec.submodule_search_locations)
+    sys.modules["mamba_ssm"] = package
+    if not torch.backends.cuda.is_built():
+        # The wrappers enter `torch.cuda.device(x.device.index)`, None for a CPU tensor: a no-op
+        # by torch's documentation, a TypeError in a CPU-only build (`_exchange_device(None)`).
+        exchange, maybe_exchange = torch.cuda._exchange_device, torch.cuda._maybe_exchange_device
+        torch.cuda._exchange_device = lambda d: -1 if d is None else exchange(d)
+        torch.cuda._maybe_exchange_device = lambda d: -1 if d is None else maybe_exchange(d)
+        # The backward passes size their per-SM partial sums by
+        # `torch.cuda.get_device_properties(x.device).multi_processor_count`: for a CPU
+        # tensor, the CPU driver's count (one per launcher thread).
+        properties = torch.cuda.get_device_properties
+
+        def cpu_properties(device=None):
+            if isinstance(device, torch.device) and device.type == "cpu":
+                from triton.runtime import driver
+                count = driver.active.utils.get_device_properties(0)["multiprocessor_count"]
+                return types.SimpleNamespace(multi_processor_count=count, name="cpu")
+            return properties(device)
+        torch.cuda.get_device_properties = cpu_properties
+    return package
+
+
 _LOADED = {}
-_PACKAGES = {"liger": "liger_kernel", "flaggems": "flag_gems", "fla": "fla"}
+_PACKAGES = {"liger": "liger_kernel", "flaggems": "flag_gems", "fla": "fla", "mamba": "mamba_ssm"}
 
 
 def _add_libs_dir():
@@ -236,7 +269,8 @@ def load_library(lib):
         try:
             if not library_installed(lib):
                 raise ImportError(f"no {_PACKAGES[lib]} in {libs_dir()} (set {LIBS_ENV}) or sys.path")
-            _LOADED[lib] = ({"liger": _shim_liger, "flaggems": _shim_flaggems, "fla": _shim_fla}[lib](), None)
+            _LOADED[lib] = ({"liger": _shim_liger, "flaggems": _shim_flaggems, "fla": _shim_fla,
+                             "mamba": _shim_mamba}[lib](), None)
         except Exception as e:  # noqa: BLE001 - reported as the skip reason
             _LOADED[lib] = (None, f"{lib} not importable: {type(e).__name__}: {_first_line(e)}")
     return _LOADED[lib]
@@ -1292,6 +1326,143 @@ def _(M, chk):
         sub = Checker()
         _fla_check(sub, fn, ref, args)
         chk.failures += [f"{name} {f}" for f in sub.failures]
+
+
+# ------------------------------------------------------------------------------ mamba_ssm
+# Mamba-2's Triton ops (mamba_ssm.ops.triton), each against the library's own torch reference
+# (`*_ref`) run on fp64 copies of the inputs: the SSD chunked scan (five kernels forward,
+# more backward, autotuned), its chunk-state / state-passing / chunk-scan steps on their own,
+# the decoding step (selective_state_update), the gated and the residual-add norms, SwiGLU.
+# Inputs are drawn so that exp(dA) stays in (0, 1] as in a trained model: A < 0, dt > 0.
+
+def _mamba_check(chk, name, y, ref, tol=1e-5):
+    chk.close(name, y.double(), ref.double(), atol=tol * ref.abs().max().item(), rtol=tol)
+
+
+def _mamba_grads(chk, y, ref, ours, theirs):
+    """Output, then the gradients of both from the same random cotangent."""
+    _mamba_check(chk, "y", y, ref)
+    dy = randn(*y.shape)
+    y.backward(dy)
+    ref.backward(dy.double())
+    for name, a, b in zip(ours, ours.values(), theirs.values()):
+        _mamba_check(chk, "d" + name, a.grad, b.grad)
+
+
+def _mamba_ssd_inputs(b=2, l=256, h=4, p=32, n=16, g=2):
+    return {"x": randn(b, l, h, p), "dt": torch.rand(b, l, h) * 0.5 + 0.01, "A": -torch.rand(h) - 0.1,
+            "B": randn(b, l, g, n), "C": randn(b, l, g, n), "D": randn(h), "dt_bias": randn(h) * 0.1}
+
+
+@case("mamba.ssd_chunk_scan_combined")
+def _(M, chk):
+    from mamba_ssm.ops.triton.ssd_combined import mamba_chunk_scan_combined, ssd_chunk_scan_combined_ref
+    xs = _mamba_ssd_inputs(l=200)  # not a multiple of the chunk size
+    ours = {k: _grad(v) for k, v in xs.items()}
+    theirs = {k: _grad(v.double()) for k, v in xs.items()}
+    y = mamba_chunk_scan_combined(**ours, chunk_size=64, dt_softplus=True)
+    # The reference takes whole chunks only: its inputs are zero-padded along the sequence to
+    # 256 and its output cut back (the scan is causal: the padding changes no earlier output).
+    padded = {k: F.pad(v, (0, 0) * (v.dim() - 2) + (0, 56)) if k in ("x", "dt", "B", "C") else v
+              for k, v in theirs.items()}
+    ref = ssd_chunk_scan_combined_ref(**padded, chunk_size=64, dt_softplus=True)[:, :200]
+    _mamba_grads(chk, y, ref, ours, theirs)
+
+
+@case("mamba.ssd_initial_states")
+def _(M, chk):
+    """A sequence scanned in two calls, the second starting from the state the first returns
+    (return_final_states / initial_states), against the reference over the whole sequence."""
+    from mamba_ssm.ops.triton.ssd_combined import mamba_chunk_scan_combined, ssd_chunk_scan_combined_ref
+    xs = _mamba_ssd_inputs()
+    first = {k: v[:, :128] if k in ("x", "dt", "B", "C") else v for k, v in xs.items()}
+    second = {k: v[:, 128:] if k in ("x", "dt", "B", "C") else v for k, v in xs.items()}
+    y1, state = mamba_chunk_scan_combined(**first, chunk_size=64, dt_softplus=True, return_final_states=True)
+    y2 = mamba_chunk_scan_combined(**second, chunk_size=64, dt_softplus=True, initial_states=state)
+    ref = ssd_chunk_scan_combined_ref(**{k: v.double() for k, v in xs.items()}, chunk_size=64, dt_softplus=True)
+    _mamba_check(chk, "y", torch.cat([y1, y2], dim=1), ref)
+
+
+@case("mamba.ssd_steps")
+def _(M, chk):
+    """The SSD pipeline one step at a time, each step on the reference's own inputs."""
+    from einops import rearrange
+    from mamba_ssm.ops.triton.ssd_chunk_scan import chunk_scan, chunk_scan_ref
+    from mamba_ssm.ops.triton.ssd_chunk_state import chunk_state, chunk_state_ref
+    from mamba_ssm.ops.triton.ssd_state_passing import state_passing, state_passing_ref
+    xs = _mamba_ssd_inputs()
+    cs = 64
+    dt = rearrange(xs["dt"], "b (c l) h -> b h c l", l=cs)
+    dA_cumsum = torch.cumsum(dt * rearrange(xs["A"], "h -> h 1 1"), dim=-1)
+    args = (xs["B"], xs["x"], dt, dA_cumsum)
+    states = chunk_state(*args)
+    _mamba_check(chk, "chunk_state", states, chunk_state_ref(*(t.double() for t in args)))
+    flat = rearrange(states, "... p n -> ... (p n)")
+    passed, final = state_passing(flat, dA_cumsum[:, :, :, -1])
+    passed_ref, final_ref = state_passing_ref(flat.double(), dA_cumsum[:, :, :, -1].double())
+    _mamba_check(chk, "state_passing", passed, passed_ref)
+    _mamba_check(chk, "state_passing_final", final, final_ref)
+    prev = rearrange(passed, "... (p n) -> ... p n", n=states.shape[-1])
+    args = (xs["B"], xs["C"], xs["x"], dt, dA_cumsum, prev, xs["D"])
+    _mamba_check(chk, "chunk_scan", chunk_scan(*args), chunk_scan_ref(*(t.double() for t in args)))
+
+
+@case("mamba.selective_state_update")
+def _(M, chk):
+    from mamba_ssm.ops.triton.selective_state_update import selective_state_update, selective_state_update_ref
+    b, h, p, n, g = 3, 4, 64, 16, 2
+    state = randn(b, h, p, n)
+    args = (randn(b, h, p), randn(b, h, p), -torch.rand(h, p, n), randn(b, g, n), randn(b, g, n),
+            randn(h, p), randn(b, h, p), randn(h, p))
+    ours, theirs = state.clone(), state.double()
+    y = selective_state_update(ours, *args, dt_softplus=True)
+    ref = selective_state_update_ref(theirs, *(t.double() for t in args), dt_softplus=True)
+    _mamba_check(chk, "y", y, ref)
+    _mamba_check(chk, "state", ours, theirs)  # updated in place by both
+
+
+@case("mamba.rmsnorm_gated")
+def _(M, chk):
+    from mamba_ssm.ops.triton.layernorm_gated import rms_norm_ref, rmsnorm_fn
+    xs = {"x": randn(64, 256), "z": randn(64, 256), "weight": randn(256), "bias": randn(256)}
+    for before in (True, False):
+        sub = Checker()
+        ours = {k: _grad(v) for k, v in xs.items()}
+        theirs = {k: _grad(v.double()) for k, v in xs.items()}
+        y = rmsnorm_fn(**ours, group_size=64, norm_before_gate=before)
+        ref = rms_norm_ref(**theirs, group_size=64, norm_before_gate=before)
+        _mamba_grads(sub, y, ref, ours, theirs)
+        chk.failures += [f"norm_before_gate={before} {f}" for f in sub.failures]
+
+
+@case("mamba.add_norm")
+def _(M, chk):
+    """The fused residual add + LayerNorm / RMSNorm of Mamba's blocks (prenorm: the sum is
+    returned too), forward and backward."""
+    from mamba_ssm.ops.triton.layer_norm import layer_norm_fn, layer_norm_ref, rms_norm_fn, rms_norm_ref
+    xs = {"x": randn(64, 384), "residual": randn(64, 384), "weight": randn(384), "bias": randn(384)}
+    for name, fn, ref_fn in (("layer_norm", layer_norm_fn, layer_norm_ref), ("rms_norm", rms_norm_fn, rms_norm_ref)):
+        sub = Checker()
+        ours = {k: _grad(v) for k, v in xs.items()}
+        theirs = {k: _grad(v.double()) for k, v in xs.items()}
+        y, total = fn(**ours, eps=1e-5, prenorm=True)
+        ref, ref_total = ref_fn(**theirs, eps=1e-5, prenorm=True)
+        _mamba_check(sub, "residual_out", total, ref_total)
+        # one cotangent for both outputs: y + total backward as a single sum
+        _mamba_grads(sub, torch.cat([y, total]), torch.cat([ref, ref_total]), ours, theirs)
+        chk.failures += [f"{name} {f}" for f in sub.failures]
+
+
+@case("mamba.swiglu")
+def _(M, chk):
+    from mamba_ssm.ops.triton.k_activations import _swiglu_bwd, _swiglu_fwd
+    xy, dout = randn(32, 512), randn(32, 256)
+    ref_in = _grad(xy.double())
+    x, y = ref_in.chunk(2, dim=-1)
+    ref = F.silu(x) * y
+    ref.backward(dout.double())
+    _mamba_check(chk, "y", _swiglu_fwd(xy), ref)
+    _mamba_check(chk, "dxy", _swiglu_bwd(xy, dout), ref_in.grad)
 
 
 # =============================================================================================

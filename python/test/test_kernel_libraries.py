@@ -1,5 +1,5 @@
-"""Real kernel libraries (Liger-Kernel, FlagGems, flash-linear-attention) on CPU tensors, each
-op against torch (or, for fla, the library's own naive torch implementations).
+"""Real kernel libraries (Liger-Kernel, FlagGems, flash-linear-attention, Mamba's Triton ops) on
+CPU tensors, each op against torch (or, for fla and mamba_ssm, the library's own torch references).
 
 The cases live in scripts/kernel_libraries.py (also a CLI that prints one line per op).  The
 libraries are never part of the repository: they are pip-installed with --no-deps into the
