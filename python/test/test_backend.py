@@ -101,7 +101,8 @@ def test_inductor_target_is_supported():
 def asm_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)
+    y = tl.inline_asm_elementwise("{ .reg .b32 t; mov.b32 t, $1; mov.b32 $0, t; }", "=r,r", [x], dtype=tl.float32,
+                                  is_pure=True, pack=1)
     tl.store(out_ptr + offs, y)
 
 

@@ -11,6 +11,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from triton_cpu import llvm
 from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
+from triton_cpu.transforms.inline_ptx_math import InlinePTXMath
 from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
 from triton_cpu.transforms.peel_accumulator_loops import PeelAccumulatorLoops
 from triton_cpu.transforms.prefetch_next_program import PrefetchNextProgram
@@ -22,6 +23,7 @@ from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
 
 def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = False, prefetch: bool = True):
     return [
+        InlinePTXMath(),
         UniformLoopIncrements(),
         TransposeColumnTiles(),
         SplitRowTiles(),

@@ -15,6 +15,7 @@ def available_passes():
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
     from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
+    from triton_cpu.transforms.inline_ptx_math import InlinePTXMath
     from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
     from triton_cpu.transforms.peel_accumulator_loops import PeelAccumulatorLoops
     from triton_cpu.transforms.prefetch_next_program import PrefetchNextProgram
@@ -22,7 +23,7 @@ def available_passes():
     from triton_cpu.transforms.split_row_tiles import SplitRowTiles
     from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
     from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
-    passes = [UniformLoopIncrements, PeelAccumulatorLoops, TransposeColumnTiles, SplitRowTiles,
+    passes = [InlinePTXMath, UniformLoopIncrements, PeelAccumulatorLoops, TransposeColumnTiles, SplitRowTiles,
               PrefetchNextProgram, ConvertTritonToTCPU, SplitBoundCheckLoops,
               InsertBoundsChecks,
               CommonSubexpressionElimination, DeadCodeElimination]
