@@ -1465,6 +1465,97 @@ def _(M, chk):
     _mamba_check(chk, "dxy", _swiglu_bwd(xy, dout), ref_in.grad)
 
 
+# Mamba-3 (mamba_ssm.ops.triton.mamba3): its kernels call the GPU's approximations through inline
+# PTX (tanh/sin/cos.approx.f32), which the inline-ptx-math pass runs as the math functions.
+# The package has no torch reference for them; `_mamba3_step_ref` is one, written from the
+# recurrence the step kernel documents (fp64; the kernels round the state and the query to
+# bf16 for their dot, hence the tolerance of 2e-2 of each output's scale).
+
+def _mamba3_inputs(b=1, l=96, h=2, hq=1, dqk=32, dv=32, da=8):
+    dt = torch.rand(b, h, l) * 0.5 + 0.01
+    return {"Q": randn(b, l, hq, dqk), "K": randn(b, l, hq, dqk), "V": randn(b, l, h, dv),
+            "ADT": -dt * (torch.rand(h, 1) + 0.5), "DT": dt, "Trap": randn(b, h, l), "Q_bias": randn(h, dqk),
+            "K_bias": randn(h, dqk), "Angles": randn(b, l, h, da), "D": randn(h), "Z": randn(b, l, h, dv)}
+
+
+def _mamba3_step_ref(Q, K, V, ADT, DT, Trap, Q_bias, K_bias, Angles, D, Z, states):
+    """One token: Q, K [b, hq, dqk]; V, Z [b, h, dv]; ADT, DT, Trap [b, h]; Angles [b, h, da];
+    states (angle [b, h, da], ssm [b, h, dv, dqk], k [b, h, dqk], v [b, h, dv])."""
+    angle_state, ssm, k_prev, v_prev = states
+    h, dqk = V.shape[1], Q.shape[-1]
+    q = Q.repeat_interleave(h // Q.shape[1], dim=1) + Q_bias
+    k = K.repeat_interleave(h // K.shape[1], dim=1) + K_bias
+    angle = torch.tanh(Angles) * math.pi * DT[..., None] + angle_state
+    angle = torch.remainder(angle, 2 * math.pi)
+    theta = F.pad(angle, (0, dqk // 2 - angle.shape[-1]))  # the dimensions past Angles are not rotated
+
+    def rotate(x):  # pairs (x[2i], x[2i + 1]) rotated by theta[i]
+        x0, x1 = x[..., 0::2], x[..., 1::2]
+        c, s = torch.cos(theta), torch.sin(theta)
+        return torch.stack([x0 * c - x1 * s, x0 * s + x1 * c], dim=-1).flatten(-2)
+    q, k = rotate(q), rotate(k)
+    alpha = torch.exp(ADT)[..., None, None]
+    trap = torch.sigmoid(Trap)[..., None, None]
+    dt = DT[..., None, None]
+    ssm = ssm * alpha + alpha * dt * (1 - trap) * v_prev[..., :, None] * k_prev[..., None, :] \
+        + trap * dt * V[..., :, None] * k[..., None, :]
+    out = (ssm @ q[..., None])[..., 0] + D[:, None] * V
+    return out * F.silu(Z), (angle, ssm, k, V)
+
+
+def _mamba3_zero_states(xs):
+    b, _, h, dv = xs["V"].shape
+    dqk, da = xs["Q"].shape[-1], xs["Angles"].shape[-1]
+    return (torch.zeros(b, h, da), torch.zeros(b, h, dv, dqk), torch.zeros(b, h, dqk), torch.zeros(b, h, dv))
+
+
+def _mamba3_token(xs, t):
+    """Token t of the sequence-shaped inputs, as the step kernel takes them."""
+    per_token = {"Q", "K", "V", "Angles", "Z"}
+    return {k: v[:, t] if k in per_token else v[:, :, t] if k in ("ADT", "DT", "Trap") else v for k, v in xs.items()}
+
+
+@case("mamba.mamba3_angle_dt")
+def _(M, chk):
+    """cumsum(tanh(angle) * pi * dt) mod 2 pi along the sequence, in chunks of 64."""
+    from mamba_ssm.ops.triton.mamba3.angle_dt import angle_dt_fwd
+    angle, dt = randn(2, 200, 4, 8), torch.rand(2, 4, 200)
+    out = angle_dt_fwd(angle, dt)
+    ref = torch.cumsum(torch.tanh(angle.double()) * math.pi * dt.double().transpose(1, 2)[..., None], dim=1)
+    # compared on the circle: angles near 0 and near 2 pi are close
+    gap = torch.remainder(out.double() - ref, 2 * math.pi)
+    distance = torch.minimum(gap, 2 * math.pi - gap)
+    chk.close("angle (distance on the circle)", distance, torch.zeros_like(distance), atol=1e-5 * 2 * math.pi, rtol=0)
+
+
+@case("mamba.mamba3_siso_step")
+def _(M, chk):
+    """Mamba-3's decoding step from random states, against _mamba3_step_ref."""
+    from mamba_ssm.ops.triton.mamba3.mamba3_siso_step import mamba3_siso_step
+    xs = _mamba3_token(_mamba3_inputs(b=2), 5)
+    states = tuple(randn(*s.shape) for s in _mamba3_zero_states(_mamba3_inputs(b=2)))
+    out, new = mamba3_siso_step(**xs, Input_States=states)
+    ref, ref_new = _mamba3_step_ref(**{k: v.double() for k, v in xs.items()}, states=[s.double() for s in states])
+    _mamba_check(chk, "out", out, ref, tol=2e-2)
+    for name, a, b in zip(("angle", "ssm", "k", "v"), new, ref_new):
+        _mamba_check(chk, name + "_state", a, b, tol=2e-2)
+
+
+@case("mamba.mamba3_siso_chunked")
+def _(M, chk):
+    """Mamba-3's chunked forward (mamba3_siso_combined: rotary, trapezoidal discretization,
+    gating, skip) over a sequence of two and a half chunks, against _mamba3_step_ref stepped
+    token by token from zero states."""
+    from mamba_ssm.ops.triton.mamba3.mamba3_siso_combined import mamba3_siso_combined
+    xs = _mamba3_inputs(l=160)
+    out = mamba3_siso_combined(**xs, chunk_size=64)
+    states, ref = [s.double() for s in _mamba3_zero_states(xs)], []
+    for t in range(xs["V"].shape[1]):
+        y, states = _mamba3_step_ref(**{k: v.double() for k, v in _mamba3_token(xs, t).items()}, states=states)
+        ref.append(y)
+    _mamba_check(chk, "out", out.float(), torch.stack(ref, dim=1), tol=2e-2)
+
+
 # =============================================================================================
 # Running
 # =============================================================================================
