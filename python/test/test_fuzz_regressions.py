@@ -1,8 +1,9 @@
 """Kernels the differential fuzzer (scripts/fuzz.py) found, shrunk, as regression tests.
 
-Each runs in a child process: these aborted the process (an LLVM assertion in the loop
+Each runs in a child process: some aborted the process (an LLVM assertion in the loop
 vectorizer, now contained by the LLVM worker, see llvm_worker.py), and a regression must fail
-its test, not end the test session."""
+its test, not end the test session; others were wrong results (LLVM miscompiles worked
+around in the code generator)."""
 import os
 import subprocess
 import sys
@@ -38,6 +39,42 @@ CASES = {
         kernel[(1,)](X, Y)
         d = torch.where(X.abs() < 0.25, torch.ones_like(X), X)
         ref = torch.fmod(X, d).max()
+        assert Y.item() == ref.item(), (Y.item(), ref.item())
+    """,
+    # fuzz seed 270454: tl.max(-x) of a [64, 1] tile, whose lanes stay scalar. LLVM 22's loop
+    # vectorizer ran the max loop in vector iterations with a NaN check and skipped the scalar
+    # iterations left over (llvm/llvm-project#209159): the last 12 elements were not compared.
+    "neg_max_of_column_tile": """
+        @triton.jit
+        def kernel(X, Y):
+            pid = tl.program_id(0)
+            x = tl.load(X + pid * 190 + tl.arange(0, 64)[:, None] + tl.arange(0, 1)[None, :])
+            tl.store(Y + pid, tl.max(-x))
+
+        for dtype in (torch.float32, torch.float64):
+            X = torch.linspace(-4, 4, 760, dtype=dtype)[torch.randperm(760, generator=torch.Generator().manual_seed(1))]
+            X[190 + 63] = -9.0  # each program's extreme in its last element
+            X[380 + 60] = -9.5
+            Y = torch.zeros(4, dtype=dtype)
+            kernel[(4,)](X, Y)
+            ref = torch.stack([(-X[p * 190:p * 190 + 64]).max() for p in range(4)])
+            assert torch.equal(Y, ref), (dtype, Y.tolist(), ref.tolist())
+    """,
+    # fuzz seed 270141: tl.min along axis 1 of a masked bf16 [8, 4, 1] tile, then a sum: the
+    # same vectorizer bug on a minnum loop.
+    "min_axis1_of_masked_8x4x1": """
+        @triton.jit
+        def kernel(X, Y):
+            rows = tl.arange(0, 8)[:, None, None] + 0 * tl.arange(0, 4)[None, :, None]
+            x = tl.load(X + tl.arange(0, 8)[:, None, None] * 4 + tl.arange(0, 4)[None, :, None]
+                        + tl.arange(0, 1)[None, None, :], mask=rows < 3, other=1.0)
+            tl.store(Y + tl.arange(0, 1), tl.sum(tl.min(x, axis=1), axis=0))
+
+        X = torch.randn(32, generator=torch.Generator().manual_seed(2)).to(torch.bfloat16)
+        X[11] = -6.0  # the last live row's minimum in its last element
+        Y = torch.zeros(1)
+        kernel[(1,)](X, Y)
+        ref = X.float().view(8, 4)[:3].min(1).values.sum() + 5.0  # 5 masked rows of 1.0
         assert Y.item() == ref.item(), (Y.item(), ref.item())
     """,
     # fuzz seed 6528: a row max truncated to int8 stored with a one-lane mask. LLVM 22's X86

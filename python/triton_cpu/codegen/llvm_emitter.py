@@ -631,13 +631,13 @@ class FunctionEmitter:
             p.add_incoming(y, latch)
         branches = any(isinstance(bb.terminator, (ir.ConditionalBranch, ir.SwitchInstr)) and bb not in self.loop_headers
                        for bb in b.function.blocks[first_block:])
-        self._loop_hints(op, b.branch(header), no_unroll=branches)
+        self._loop_hints(op, b.branch(header), no_unroll=branches, no_vectorize=_scalar_min_max_recurrence(body))
         b.position_at_end(exit_)
         if pushed:
             self.stream_trips.pop()
         return phis
 
-    def _loop_hints(self, op, backedge, no_unroll=False):
+    def _loop_hints(self, op, backedge, no_unroll=False, no_vectorize=False):
         """LLVM loop metadata on the back edge of `op`'s loop.
 
         `tl.range(..., disable_licm=True)` / `tl.condition(..., disable_licm=True)` arrive as
@@ -657,19 +657,30 @@ class FunctionEmitter:
         straight-line inner loops is left to LLVM: the matmul micro-kernel's K loop is a
         loop of prefetch groups around S straight-line steps, which O3 unrolls whole;
         kept a loop, 64 x 128 x 32 at 256-bit vectors was 4% slower (15.0-15.2 ->
-        15.7-15.8 ms)."""
+        15.7-15.8 ms).
+
+        `no_vectorize` (a scalar fp minnum/maxnum reduction, _scalar_min_max_recurrence):
+        `llvm.loop.vectorize.enable` false and `llvm.loop.interleave.count` 1. LLVM 22's loop
+        vectorizer turns such a loop into vector iterations that exit early on a NaN, and its
+        exit block skips the scalar iterations left over when no NaN was seen
+        (llvm/llvm-project#209159): `tl.max(-x)` of a [64, 1] tile, whose lanes the lowering
+        keeps scalar, missed its last 12 elements (fuzz seeds 270141 and 270454)."""
         ann = op.attributes.get("llvm.loop_annotation")
         m = self.me.module
         props = []
         if ann is not None and "licm" in str(ann):
-            props.append("llvm.licm.disable")
+            props.append(["llvm.licm.disable"])
         if no_unroll:
-            props.append("llvm.loop.unroll.disable")
+            props.append(["llvm.loop.unroll.disable"])
+        if no_vectorize:
+            props.append(["llvm.loop.vectorize.enable", ir.Constant(ir.IntType(1), 0)])
+            props.append(["llvm.loop.interleave.count", ir.Constant(ir.IntType(32), 1)])
         if not props:
             return
         # A loop ID refers to itself and is its loop's own: built outside add_metadata's
         # cache, which would hand the same node to every loop with the same properties.
-        loop = ir.values.MDValue(m, [m.add_metadata([ir.MetaDataString(m, p)]) for p in props], str(len(m.metadata)))
+        nodes = [m.add_metadata([ir.MetaDataString(m, name), *args]) for name, *args in props]
+        loop = ir.values.MDValue(m, nodes, str(len(m.metadata)))
         loop.operands = (loop,) + loop.operands
         backedge.set_metadata("llvm.loop", loop)
 
@@ -1619,6 +1630,16 @@ def _nbytes(t) -> int:
 
 def _fabs(b, x):
     return cg.call_intrinsic(b, "llvm.fabs", [x.type], x.type, [x])
+
+
+def _scalar_min_max_recurrence(body) -> bool:
+    """Whether a loop body yields, for a scalar float loop-carried value, an `arith.maxnumf` /
+    `arith.minnumf` (the recurrence LLVM's loop vectorizer miscompiles, see _loop_hints)."""
+    for arg, y in zip(body.args[1:], body.last_op.operands):
+        if isinstance(arg.type, (Float16Type, BFloat16Type, Float32Type, Float64Type)) and \
+                getattr(y.owner, "name", None) in ("arith.maxnumf", "arith.minnumf"):
+            return True
+    return False
 
 
 def emit_llvm(module_op, name: str, vector_bits: int, line_info: bool = False, fp_fusion: bool = True,
