@@ -1634,12 +1634,16 @@ def _fabs(b, x):
 
 def _scalar_min_max_recurrence(body) -> bool:
     """Whether a loop body yields, for a scalar float loop-carried value, an `arith.maxnumf` /
-    `arith.minnumf` (the recurrence LLVM's loop vectorizer miscompiles, see _loop_hints)."""
-    for arg, y in zip(body.args[1:], body.last_op.operands):
-        if isinstance(arg.type, (Float16Type, BFloat16Type, Float32Type, Float64Type)) and \
-                getattr(y.owner, "name", None) in ("arith.maxnumf", "arith.minnumf"):
+    `arith.minnumf`, directly or as a choice of an `arith.select` (a predicated reduction):
+    the recurrence LLVM's loop vectorizer miscompiles, see _loop_hints."""
+    def min_max(v, depth=0):
+        owner = getattr(v, "owner", None)
+        name = getattr(owner, "name", None)
+        if name in ("arith.maxnumf", "arith.minnumf"):
             return True
-    return False
+        return name == "arith.select" and depth < 4 and any(min_max(x, depth + 1) for x in owner.operands[1:])
+    floats = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+    return any(isinstance(arg.type, floats) and min_max(y) for arg, y in zip(body.args[1:], body.last_op.operands))
 
 
 def emit_llvm(module_op, name: str, vector_bits: int, line_info: bool = False, fp_fusion: bool = True,
