@@ -77,6 +77,31 @@ CASES = {
         ref = X.float().view(8, 4)[:3].min(1).values.sum() + 5.0  # 5 masked rows of 1.0
         assert Y.item() == ref.item(), (Y.item(), ref.item())
     """,
+    # fuzz seed 290269: tl.flip of fma(x, sin(x), sin(x)) with NaN inputs. flip works on the
+    # bits (y ^ xor_sum(y)); copies of the value with different NaN payloads (x86 returns the
+    # first NaN operand in the order of the FMA form chosen) corrupted a lane that was not NaN.
+    "flip_of_computed_nans": """
+        @triton.jit
+        def kernel(X, Y, Z):
+            offs = tl.arange(0, 64)
+            x = tl.where(offs < 27, tl.load(X + offs), -2.0)
+            s = tl.sin(x)
+            v = tl.fma(x, s, s)
+            tl.store(Y + offs, tl.flip(v, 0))
+            tl.store(Z + offs, v.to(tl.int32, bitcast=True))
+
+        X = torch.randn(64, generator=torch.Generator().manual_seed(3))
+        X[[5, 10, 16, 20]] = float("nan")
+        X[[7, 12]] = float("inf")
+        Y, Z = torch.empty(64), torch.empty(64, dtype=torch.int32)
+        kernel[(1,)](X, Y, Z)
+        x = torch.where(torch.arange(64) < 27, X, torch.tensor(-2.0)).double()
+        ref = (x * torch.sin(x) + torch.sin(x)).float().flip(0)
+        assert torch.allclose(Y, ref, rtol=1e-6, atol=1e-6, equal_nan=True), (Y.tolist(), ref.tolist())
+        # the bits of a computed NaN are one pattern, NVIDIA's canonical NaN
+        nans = torch.isnan(Z.view(torch.float32))
+        assert nans.sum() == 6 and (Z[nans] == 0x7FFFFFFF).all(), Z[nans].tolist()
+    """,
     # fuzz seed 6528: a row max truncated to int8 stored with a one-lane mask. LLVM 22's X86
     # backend (AVX-512) wrote the untruncated i32 (4 bytes) into the neighbours.
     "truncated_store_one_lane": """

@@ -408,6 +408,33 @@ def _scalar_guard(mask: SSAValue):
     return None
 
 
+def _computed_float(v: SSAValue) -> bool:
+    """Is `v` a float tensor computed by an arithmetic or math op (not loaded: a load's bits
+    are the memory's, NaN payloads included)?"""
+    owner = v.owner
+    return isinstance(element_type(v.type), (Float16Type, BFloat16Type, Float32Type, Float64Type)) and \
+        isinstance(owner, Operation) and owner.name.startswith(
+            ("arith.", "math.", "tt.extern_elementwise", "tt.precise_", "tt.fp_to_fp", "tt.clampf"))
+
+
+def _canonical_nan_bits(x: SSAValue, bits: SSAValue, rtype, emit) -> SSAValue:
+    """The bits of a computed float `x` (`bits`), with every NaN as the one pattern 0x7fff...
+    (the canonical NaN NVIDIA GPUs produce). Which NaN an operation returns is not fixed:
+    x86 returns the first NaN operand in the order of the instruction form LLVM picks, SLEEF's
+    vector and one-lane variants return different NaNs, and LLVM may duplicate an operation.
+    Two copies of one value could then differ in their bits, and tl.flip's
+    `y ^ xor_sum(y)` corrupted a lane that was not NaN (fuzz seed 290269)."""
+    elem = rtype.element_type if isinstance(rtype, VectorType) else rtype
+    width = elem.width.data
+    pattern = (1 << (width - 1)) - 1  # sign 0, exponent and mantissa all ones
+    nan = emit(arith.CmpfOp(x, x, "uno"))
+    if isinstance(rtype, VectorType):
+        canonical = emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(rtype, [pattern])))
+    else:
+        canonical = emit(arith.ConstantOp(IntegerAttr(pattern, rtype)))
+    return emit(arith.SelectOp(nan, canonical, bits))
+
+
 class FuncLowering:
     """The state every construct's lowering shares while one `tt.func` is lowered: the
     axis analysis, buffers of materialized tensors, loop-carried buffers, errors."""
@@ -502,7 +529,10 @@ class FuncLowering:
         if name == "tt.ptr_to_int":
             return emit(tcpu.PtrToIntOp(operands[0], rtype))
         if name == "tt.bitcast":
-            return emit(tcpu.BitcastOp(operands[0], rtype))
+            cast = emit(tcpu.BitcastOp(operands[0], rtype))
+            if isinstance(res_elem, IntegerType) and _computed_float(op.operands[0]):
+                return _canonical_nan_bits(operands[0], cast, rtype, emit)
+            return cast
         if name == "tt.fp_to_fp":
             mode = op.get_rounding()
             rounding = None if mode is None else ("rtz" if mode == tt.RoundingMode.RTZ else "rtne")
