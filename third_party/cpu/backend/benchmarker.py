@@ -11,7 +11,8 @@ memsets (~0.3 s) and is timed from 2 calls whatever its own duration: fla's chun
 zeroing that buffer, and its choices rested on 2 cold samples each.
 
 `do_bench_warm` takes do_bench's arguments and returns what it returns (the mean, median,
-min, max, all per-call times, or quantiles, in milliseconds), but times the calls back to
+min, max, all per-call times, or quantiles, in milliseconds: Triton's own
+`_summarize_statistics` makes the summary), but times the calls back to
 back with warm caches, each on its own (`time.perf_counter_ns`): `warmup` ms of untimed
 calls, then as many timed calls as fit in `rep` ms (at least 5). On a CPU, a kernel that
 runs again on the same tensors finds them in the cache when they fit, which is also what
@@ -19,6 +20,8 @@ a kernel called in a loop or in a model sees. `triton.testing.do_bench` itself, 
 directly (tutorials, benchmarks), keeps its cold-cache measurement.
 """
 import time
+
+from triton.testing import _summarize_statistics
 
 
 def do_bench_warm(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean"):
@@ -33,8 +36,7 @@ def do_bench_warm(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, ret
 
     call()  # compiles, loads and first touches: not timed
     clock = time.perf_counter_ns
-    start = clock()
-    deadline = start + warmup * 1e6
+    deadline = clock() + warmup * 1e6
     while clock() < deadline:
         call()
     times = []
@@ -43,31 +45,4 @@ def do_bench_warm(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, ret
         t = clock()
         call()
         times.append((clock() - t) * 1e-6)
-    return summarize(times, quantiles, return_mode)
-
-
-def summarize(times, quantiles=None, return_mode="mean"):
-    """do_bench's summary of per-call times: the quantiles (linear interpolation between
-    the sorted times, as torch.quantile), else the statistic `return_mode` names."""
-    if quantiles is not None:
-        ordered = sorted(times)
-        out = [_quantile(ordered, q) for q in quantiles]
-        return out[0] if len(out) == 1 else out
-    if return_mode == "all":
-        return list(times)
-    if return_mode == "min":
-        return min(times)
-    if return_mode == "max":
-        return max(times)
-    if return_mode == "median":
-        return _quantile(sorted(times), 0.5)
-    return sum(times) / len(times)
-
-
-def _quantile(ordered, q):
-    if not 0.0 <= q <= 1.0:
-        raise ValueError("quantiles must be in [0, 1]")
-    pos = q * (len(ordered) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+    return _summarize_statistics(times, quantiles, return_mode)
