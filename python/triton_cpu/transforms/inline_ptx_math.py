@@ -44,25 +44,25 @@ _FORM = re.compile(r"^\s*(?P<instr>[a-z0-9.]+)\s+\$0\s*,\s*\$1\s*;?\s*$")
 
 
 def _reciprocal(x):
-    return arith.DivfOp(_constant(x, 1.0), x)
+    return [one := _constant(x, 1.0), arith.DivfOp(one, x)]
 
 
-# instruction without `.ftz` -> the op it becomes, built on the operand
+# instruction without `.ftz` -> the ops it becomes, built on the operand (the last one's
+# result is its value)
 _MATH = {
-    "tanh.approx.f32": math.TanhOp,
-    "ex2.approx.f32": math.Exp2Op,
-    "lg2.approx.f32": math.Log2Op,
-    "sin.approx.f32": math.SinOp,
-    "cos.approx.f32": math.CosOp,
+    "tanh.approx.f32": lambda x: [math.TanhOp(x)],
+    "ex2.approx.f32": lambda x: [math.Exp2Op(x)],
+    "lg2.approx.f32": lambda x: [math.Log2Op(x)],
+    "sin.approx.f32": lambda x: [math.SinOp(x)],
+    "cos.approx.f32": lambda x: [math.CosOp(x)],
     "rcp.approx.f32": _reciprocal,
     "rcp.rn.f32": _reciprocal,
-    "sqrt.approx.f32": math.SqrtOp,
-    "sqrt.rn.f32": math.SqrtOp,
-    "rsqrt.approx.f32": math.RsqrtOp,
+    "sqrt.approx.f32": lambda x: [math.SqrtOp(x)],
+    "sqrt.rn.f32": lambda x: [math.SqrtOp(x)],
+    "rsqrt.approx.f32": lambda x: [math.RsqrtOp(x)],
 }
-# instructions that exist with `.ftz` after their rounding mode
-_FTZ = {"ex2.approx.f32", "lg2.approx.f32", "sin.approx.f32", "cos.approx.f32", "rcp.approx.f32", "rcp.rn.f32",
-        "sqrt.approx.f32", "sqrt.rn.f32", "rsqrt.approx.f32"}
+# every one but tanh exists with `.ftz` after its rounding mode
+_FTZ = set(_MATH) - {"tanh.approx.f32"}
 _MOV = {"mov.b32", "mov.f32", "mov.u32", "mov.s32"}
 
 
@@ -116,33 +116,29 @@ def _insert(ops: list[Operation], before: Operation):
     before.parent_block().insert_ops_before(ops, before)
 
 
-def _rewrite(op) -> bool:
+def _rewrite(op):
     found = _instruction(op)
     if found is None:
-        return False
+        return
     instr, ftz = found
     x = op.args[0]
     if instr in _MOV:
-        if x.type == op.results[0].type:
-            op.results[0].replace_all_uses_with(x)
-        else:
+        y = x
+        if x.type != op.results[0].type:
             cast = tt.BitcastOp(x, op.results[0].type)
             _insert([cast], op)
-            op.results[0].replace_all_uses_with(cast.results[0])
-        op.detach()
-        op.erase()
-        return True
-    if ftz:
-        x = _flush(x, op)
-    built = _MATH[instr](x)
-    _insert([built.operands[0].owner, built] if instr.startswith("rcp") else [built], op)
-    y = built.results[0]
-    if ftz:
-        y = _flush(y, op)
+            y = cast.results[0]
+    else:
+        if ftz:
+            x = _flush(x, op)
+        ops = _MATH[instr](x)
+        _insert(ops, op)
+        y = ops[-1].results[0]
+        if ftz:
+            y = _flush(y, op)
     op.results[0].replace_all_uses_with(y)
     op.detach()
     op.erase()
-    return True
 
 
 class InlinePTXMath(ModulePass):
