@@ -240,3 +240,42 @@ def test_block_of_2_17_elements(on_small_stack_thread):
         run()
     assert torch.equal(out, torch.cumsum(x, 0))  # integers: exact in any order
     assert sums.item() == (x * 2).sum().item()
+
+
+@triton.jit
+def uneven_kernel(work_ptr, count_ptr, out_ptr):
+    """Program p runs work[p] steps of a recurrence LLVM cannot fold, counts itself and
+    stores the recurrence's value."""
+    pid = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)
+    state = pid.to(tl.int64)
+    for _ in range(tl.load(work_ptr + pid)):
+        state = (state * 1103515245 + 12345) & 0x7FFFFFFF
+    tl.atomic_add(count_ptr + pid, 1)
+    tl.store(out_ptr + pid, state)
+
+
+def _uneven_reference(work):
+    state = torch.arange(len(work), dtype=torch.int64)
+    for step in range(int(work.max())):
+        live = work > step
+        state = torch.where(live, (state * 1103515245 + 12345) & 0x7FFFFFFF, state)
+    return state
+
+
+@pytest.mark.parametrize("stealing", ["1", "0"])
+@pytest.mark.parametrize("threads", [2, 3, 17])
+@pytest.mark.parametrize("grid", [(2,), (5, 3), (1000,), (4099, 2)])
+def test_uneven_programs_each_run_once(grid, threads, stealing, monkeypatch):
+    """The first quarter of the programs is 300 times as costly as the rest: the thread
+    whose share they are finishes last, and the others take its remaining programs (work
+    stealing, launcher.c), or, with TRITON_CPU_WORK_STEALING=0, wait for it. Either way every
+    program runs exactly once, whatever the thread count (17: more shares than the
+    launcher keeps on its stack)."""
+    monkeypatch.setenv("TRITON_CPU_WORK_STEALING", stealing)
+    total = grid[0] * (grid[1] if len(grid) > 1 else 1)
+    work = torch.where(torch.arange(total) < max(1, total // 4), 3000, 10).to(torch.int32)
+    counts = torch.zeros(total, dtype=torch.int32)
+    out = torch.zeros(total, dtype=torch.int64)
+    uneven_kernel[grid](work, counts, out, num_threads=threads)
+    assert torch.equal(counts, torch.ones(total, dtype=torch.int32))
+    assert torch.equal(out, _uneven_reference(work))

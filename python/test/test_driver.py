@@ -65,6 +65,23 @@ void grid_launch(void **args, ABI) {
   }
 }
 
+/* uneven(tids: *i64, slow: i32, spin_us: i32): programs below `slow` (linear id) spin for
+ * spin_us, the others return at once; each records the OS thread that ran it. */
+void uneven_launch(void **args, ABI) {
+  int64_t *tids = *(int64_t **)args[0];
+  int32_t slow = *(int32_t *)args[1];
+  int32_t spin_us = *(int32_t *)args[2];
+  int64_t lin = px + (int64_t)gx * (py + (int64_t)gy * pz);
+  tids[lin] = syscall(SYS_gettid);
+  if (lin < slow) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+    while ((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000 < spin_us);
+  }
+}
+
 /* sleepy(ms: i32): sleeps, to observe what other Python threads do meanwhile. */
 void sleepy_launch(void **args, ABI) {
   int32_t ms = *(int32_t *)args[0];
@@ -408,15 +425,43 @@ def contiguous_per_thread(g):
     return changes == len(set(tids)) - 1
 
 
+# The thread-count tests below run each thread's share alone (no work stealing): a thread
+# that starts late would otherwise find its programs taken by the others, which is the
+# point of stealing (test_idle_threads_take_programs_left_in_slow_shares) but hides it.
+
+
+@pytest.fixture
+def static_shares(monkeypatch):
+    monkeypatch.setenv("TRITON_CPU_WORK_STEALING", "0")
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_num_threads_option(grid, threads):
+def test_num_threads_option(grid, threads, static_shares):
     g = grid(12, spin_us=200, num_threads=threads)
     assert g.counts.tolist() == [1] * 12
     assert len(g.threads) == threads
     assert contiguous_per_thread(g)
 
 
-def test_threads_never_exceed_programs(grid):
+@pytest.mark.parametrize("stealing", ["1", "0"])
+def test_idle_threads_take_programs_left_in_slow_shares(load, monkeypatch, stealing):
+    """Two threads, 12 programs: the first thread's share (programs 0-5) is slow, 20 ms
+    each, the second's instant. With work stealing the second thread, done at once, takes
+    programs left in the first share (so that share is not all run by one thread); with
+    TRITON_CPU_WORK_STEALING=0 each thread runs exactly its own share."""
+    monkeypatch.setenv("TRITON_CPU_WORK_STEALING", stealing)
+    launcher = make_launcher("uneven", {"tids": "*i64", "slow": "i32", "spin": "i32"})
+    tids = torch.zeros(12, dtype=torch.int64)
+    run(launcher, load("uneven"), (12, ), tids, 6, 20000, num_threads=2)
+    first, second = set(tids[:6].tolist()), set(tids[6:].tolist())
+    assert 0 not in first | second and len(second) == 1
+    if stealing == "1":
+        assert len(first) == 2 and second < first
+    else:
+        assert len(first) == 1 and first != second
+
+
+def test_threads_never_exceed_programs(grid, static_shares):
     g = grid(2, spin_us=200, num_threads=8)
     assert len(g.threads) == 2
 
@@ -426,7 +471,7 @@ def test_one_program_runs_on_the_calling_thread(grid):
     assert g.threads == {threading.get_native_id()}
 
 
-def test_env_num_threads(grid, monkeypatch):
+def test_env_num_threads(grid, monkeypatch, static_shares):
     monkeypatch.setenv("TRITON_CPU_NUM_THREADS", "1")
     assert len(grid(9, spin_us=100).threads) == 1
     monkeypatch.setenv("TRITON_CPU_NUM_THREADS", "3")
@@ -439,7 +484,7 @@ def test_env_num_threads(grid, monkeypatch):
         grid(9)
 
 
-def test_default_threads_follow_openmp(grid, monkeypatch):
+def test_default_threads_follow_openmp(grid, monkeypatch, static_shares):
     monkeypatch.delenv("TRITON_CPU_NUM_THREADS", raising=False)
     default = D.default_num_threads()
     # torch and the launcher share the process's libgomp, hence its thread setting.
@@ -487,7 +532,7 @@ SUBPROCESS_GRID = textwrap.dedent("""
 def test_omp_num_threads(kernel_so, tmp_path, omp, triton_env, expected):
     so = tmp_path / "k.so"
     so.write_bytes(kernel_so)
-    env = dict(os.environ, OMP_NUM_THREADS=omp)
+    env = dict(os.environ, OMP_NUM_THREADS=omp, TRITON_CPU_WORK_STEALING="0")
     env.pop("TRITON_CPU_NUM_THREADS", None)
     if triton_env:
         env["TRITON_CPU_NUM_THREADS"] = triton_env
@@ -501,7 +546,7 @@ def test_omp_num_threads(kernel_so, tmp_path, omp, triton_env, expected):
 def test_launcher_without_openmp(kernel_so, tmp_path):
     so = tmp_path / "k.so"
     so.write_bytes(kernel_so)
-    env = dict(os.environ, OMP_NUM_THREADS="3")
+    env = dict(os.environ, OMP_NUM_THREADS="3", TRITON_CPU_WORK_STEALING="0")
     env.pop("TRITON_CPU_NUM_THREADS", None)
     src = os.path.join(os.path.dirname(D.__file__), "launcher.c")
     out = subprocess.run([sys.executable, "-c", SUBPROCESS_GRID, str(so), src], env=env, capture_output=True,

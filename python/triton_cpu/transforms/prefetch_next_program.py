@@ -10,7 +10,8 @@ load's address computation is cloned for the next instance of the same load and 
 `tcpu.prefetch`, which the conversion lowers to one prefetch per 64-byte line:
 
   * a load in the function body: the next program in launch order (launcher.c runs
-    neighbouring linear program ids on one thread, axis 0 fastest, wrapping into 1, 2);
+    neighbouring linear program ids on one thread, axis 0 fastest, wrapping into 1, 2,
+    except the programs another thread steals at the end of a launch);
   * a load in a top-level `scf.for` whose address depends on the induction variable: the
     next iteration; at the last iteration, when the address or the loop's lower bound
     depends on the program id (a persistent loop over rows), the next program's first

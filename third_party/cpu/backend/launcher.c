@@ -360,9 +360,9 @@ typedef struct {
 } grid_t;
 
 /* Programs [begin, end) in linear order, x fastest; the coordinates are stepped rather
- * than divided out per program because tiny programs are common. */
-static void run_programs(const grid_t *g, int64_t begin, int64_t end) {
-  tcpu_launch_bind(g->launch);
+ * than divided out per program because tiny programs are common. The caller has bound the
+ * launch to this thread. */
+static void run_range(const grid_t *g, int64_t begin, int64_t end) {
   int64_t plane = (int64_t)g->gx * g->gy;
   int32_t z = (int32_t)(begin / plane);
   int64_t r = begin % plane;
@@ -378,12 +378,24 @@ static void run_programs(const grid_t *g, int64_t begin, int64_t end) {
       }
     }
   }
+}
+
+/* What a thread does around the programs it runs. */
+static void begin_programs(const grid_t *g) { tcpu_launch_bind(g->launch); }
+
+static void end_programs(void) {
 #if defined(__x86_64__) || defined(__i386__)
   /* Streaming stores (tcpu_streaming_bytes) are weakly ordered: drain them before the
    * launch is seen to be over. */
   __builtin_ia32_sfence();
 #endif
   tcpu_launch_bind(NULL);
+}
+
+static void run_programs(const grid_t *g, int64_t begin, int64_t end) {
+  begin_programs(g);
+  run_range(g, begin, end);
+  end_programs();
 }
 
 /* Program range of chunk `id` of `n`: contiguous, sizes differing by at most one, like
@@ -395,41 +407,54 @@ static void chunk_bounds(int64_t total, int64_t n, int64_t id, int64_t *begin, i
   *end = *begin + q + (id < rem ? 1 : 0);
 }
 
+/* One thread's share of the grid, a contiguous range of programs claimed in batches from
+ * its front: by its owner, then, once the owner's thread has finished its own share, by
+ * the others. Alone on its cache line: the owner's claims do not contend with the other
+ * shares' owners. */
 typedef struct {
-  const grid_t *grid;
-  int64_t begin, end;
-  pthread_t thread;
-  int started;
-} chunk_t;
+  _Alignas(64) _Atomic int64_t next;
+  int64_t end, batch;
+} share_t;
 
-static void *run_chunk(void *p) {
-  chunk_t *c = p;
-  run_programs(c->grid, c->begin, c->end);
-  return NULL;
+/* The calling thread's part of a launch in `threads` shares: its own share first, then the
+ * programs left in the others' (the next share first). Static shares alone leave a core
+ * idle while the other finishes when one runs slower (another process on it, a virtual
+ * machine's stolen time, programs of unequal cost); a thread that finishes early takes
+ * the other shares' remaining programs instead. Each claim is an atomic add on the
+ * share's counter: a batch of about 1/64 of the share, so that tiny programs do not pay
+ * one atomic each, and a program is run exactly once whoever claims it. The owner still
+ * runs its programs in increasing order, neighbours after neighbours (the ordering
+ * prefetch-next-program relies on). */
+static void run_shares(const grid_t *g, share_t *shares, int threads, int me, int stealing) {
+  begin_programs(g);
+  for (int k = 0; k < threads; ++k) {
+    if (k > 0 && !stealing)
+      break;
+    share_t *sh = &shares[(me + k) % threads];
+    for (;;) {
+      int64_t i = atomic_fetch_add_explicit(&sh->next, sh->batch, memory_order_relaxed);
+      if (i >= sh->end)
+        break;
+      run_range(g, i, i + sh->batch < sh->end ? i + sh->batch : sh->end);
+    }
+  }
+  end_programs();
 }
 
-/* Plain threads, created for this launch only. */
-static void run_grid_pthreads(const grid_t *g, int threads) {
-  chunk_t *chunks = malloc((size_t)threads * sizeof *chunks);
-  if (!chunks) {
-    run_programs(g, 0, g->total);
-    return;
-  }
+static void init_shares(const grid_t *g, share_t *shares, int threads) {
   for (int i = 0; i < threads; ++i) {
-    chunks[i].grid = g;
-    chunks[i].started = 0;
-    chunk_bounds(g->total, threads, i, &chunks[i].begin, &chunks[i].end);
+    int64_t begin, end;
+    chunk_bounds(g->total, threads, i, &begin, &end);
+    atomic_init(&shares[i].next, begin);
+    shares[i].end = end;
+    shares[i].batch = (end - begin) / 64 > 1 ? (end - begin) / 64 : 1;
   }
-  for (int i = 1; i < threads; ++i)
-    chunks[i].started = pthread_create(&chunks[i].thread, NULL, run_chunk, &chunks[i]) == 0;
-  run_chunk(&chunks[0]);
-  for (int i = 1; i < threads; ++i) {
-    if (chunks[i].started)
-      pthread_join(chunks[i].thread, NULL);
-    else
-      run_chunk(&chunks[i]); /* out of threads: do its share here */
-  }
-  free(chunks);
+}
+
+/* TRITON_CPU_WORK_STEALING=0: each thread runs its own share only (read at each launch). */
+static int work_stealing(void) {
+  const char *env = getenv("TRITON_CPU_WORK_STEALING");
+  return !(env && strcmp(env, "0") == 0);
 }
 
 /* libgomp does not survive fork(): in the child, the pool's bookkeeping still lists the
@@ -440,25 +465,65 @@ static volatile int forked_child;
 
 static void note_fork_child(void) { forked_child = 1; }
 
+typedef struct {
+  const grid_t *grid;
+  share_t *shares;
+  int threads, me, stealing;
+  pthread_t thread;
+  int started;
+} worker_t;
+
+static void *run_worker(void *p) {
+  worker_t *w = p;
+  run_shares(w->grid, w->shares, w->threads, w->me, w->stealing);
+  return NULL;
+}
+
+/* Plain threads, created for this launch only. */
+static void run_grid_pthreads(const grid_t *g, share_t *shares, int threads, int stealing) {
+  worker_t *workers = malloc((size_t)threads * sizeof *workers);
+  if (!workers) {
+    run_programs(g, 0, g->total);
+    return;
+  }
+  for (int i = 0; i < threads; ++i)
+    workers[i] = (worker_t){g, shares, threads, i, stealing, 0, 0};
+  for (int i = 1; i < threads; ++i)
+    workers[i].started = pthread_create(&workers[i].thread, NULL, run_worker, &workers[i]) == 0;
+  run_worker(&workers[0]);
+  for (int i = 1; i < threads; ++i) {
+    if (workers[i].started)
+      pthread_join(workers[i].thread, NULL);
+    else
+      run_worker(&workers[i]); /* out of threads: run its share here */
+  }
+  free(workers);
+}
+
 static void run_grid(const grid_t *g, int threads) {
   if (threads <= 1) {
     run_programs(g, 0, g->total);
     return;
   }
-#ifdef _OPENMP
-  if (!forked_child) {
-    /* Chunks follow the team size actually granted, which may be smaller than asked
-     * for (nested parallelism, thread limits). */
-#pragma omp parallel num_threads(threads)
-    {
-      int64_t begin, end;
-      chunk_bounds(g->total, omp_get_num_threads(), omp_get_thread_num(), &begin, &end);
-      run_programs(g, begin, end);
-    }
+  share_t local[16], *shares = threads <= 16 ? local : aligned_alloc(64, (size_t)threads * sizeof *shares);
+  if (!shares) {
+    run_programs(g, 0, g->total);
     return;
   }
+  init_shares(g, shares, threads);
+  int stealing = work_stealing();
+#ifdef _OPENMP
+  if (!forked_child) {
+    /* A team smaller than asked for (nested parallelism, thread limits) leaves the
+     * missing threads' shares to the others: taken as they finish their own, even with
+     * work stealing off. */
+#pragma omp parallel num_threads(threads)
+    run_shares(g, shares, threads, omp_get_thread_num(), stealing || omp_get_num_threads() < threads);
+  } else
 #endif
-  run_grid_pthreads(g, threads);
+    run_grid_pthreads(g, shares, threads, stealing);
+  if (shares != local)
+    free(shares);
 }
 
 /* Per-launch option, else TRITON_CPU_NUM_THREADS (read on every launch so that changing
