@@ -445,14 +445,14 @@ def test_num_threads_option(grid, threads, static_shares):
 
 @pytest.mark.parametrize("stealing", ["1", "0"])
 def test_idle_threads_take_programs_left_in_slow_shares(load, monkeypatch, stealing):
-    """Two threads, 12 programs: the first thread's share (programs 0-5) is slow, 20 ms
+    """Two threads, 12 programs: the first thread's share (programs 0-5) is slow, 50 ms
     each, the second's instant. With work stealing the second thread, done at once, takes
     programs left in the first share (so that share is not all run by one thread); with
     TRITON_CPU_WORK_STEALING=0 each thread runs exactly its own share."""
     monkeypatch.setenv("TRITON_CPU_WORK_STEALING", stealing)
     launcher = make_launcher("uneven", {"tids": "*i64", "slow": "i32", "spin": "i32"})
     tids = torch.zeros(12, dtype=torch.int64)
-    run(launcher, load("uneven"), (12, ), tids, 6, 20000, num_threads=2)
+    run(launcher, load("uneven"), (12, ), tids, 6, 50000, num_threads=2)
     first, second = set(tids[:6].tolist()), set(tids[6:].tolist())
     assert 0 not in first | second and len(second) == 1
     if stealing == "1":
