@@ -40,6 +40,17 @@ void dump_launch(void **args, ABI) {
     memcpy(&out[i], args[2 + i], 8);
 }
 
+/* Busy-waits `us` microseconds (nothing for us <= 0). */
+static void spin(int32_t us) {
+  if (us <= 0)
+    return;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+  while ((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000 < us);
+}
+
 /* grid(counts: *i32, coords: *i32, order: *i64, next: *i64, tids: *i64, spin_us: i32):
  * per program (linear id x + gx * (y + gy * z)): runs counted, coordinates and grid seen,
  * its position in the global execution order, and the OS thread that ran it. */
@@ -56,13 +67,7 @@ void grid_launch(void **args, ABI) {
   memcpy(&coords[6 * lin], c, sizeof c);
   order[lin] = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
   tids[lin] = syscall(SYS_gettid);
-  if (spin_us > 0) {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-      clock_gettime(CLOCK_MONOTONIC, &t1);
-    while ((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000 < spin_us);
-  }
+  spin(spin_us);
 }
 
 /* uneven(tids: *i64, slow: i32, spin_us: i32): programs below `slow` (linear id) spin for
@@ -73,13 +78,8 @@ void uneven_launch(void **args, ABI) {
   int32_t spin_us = *(int32_t *)args[2];
   int64_t lin = px + (int64_t)gx * (py + (int64_t)gy * pz);
   tids[lin] = syscall(SYS_gettid);
-  if (lin < slow) {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-      clock_gettime(CLOCK_MONOTONIC, &t1);
-    while ((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000 < spin_us);
-  }
+  if (lin < slow)
+    spin(spin_us);
 }
 
 /* sleepy(ms: i32): sleeps, to observe what other Python threads do meanwhile. */

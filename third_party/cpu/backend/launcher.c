@@ -427,9 +427,7 @@ typedef struct {
  * prefetch-next-program relies on). */
 static void run_shares(const grid_t *g, share_t *shares, int threads, int me, int stealing) {
   begin_programs(g);
-  for (int k = 0; k < threads; ++k) {
-    if (k > 0 && !stealing)
-      break;
+  for (int k = 0; k < (stealing ? threads : 1); ++k) {
     share_t *sh = &shares[(me + k) % threads];
     for (;;) {
       int64_t i = atomic_fetch_add_explicit(&sh->next, sh->batch, memory_order_relaxed);
