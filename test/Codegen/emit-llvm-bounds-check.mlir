@@ -12,7 +12,7 @@
 // CHECK: br i1 {{.*}}, !prof
 // CHECK: icmp uge <8 x i64>
 // CHECK: call i1 @"llvm.vector.reduce.or.v8i1"
-// CHECK: %[[OK:.*]] = phi <8 x i1> [<i1 1, {{.*}}], [
+// CHECK: %[[OK:.*]] = phi <8 x i1> [splat (i1 1), {{.*}}], [
 // CHECK: call i8 @"llvm.cttz.i8"
 // CHECK: call void @"tcpu_bounds_fail"(i32 0, i32 0, i64 {{.*}}, i32 4, i64 {{.*}}, i32 3,
 // CHECK: call <8 x float> @"llvm.masked.load.v8f32.p0"(ptr {{.*}}, i32 4, <8 x i1> %[[OK]]

@@ -7,26 +7,26 @@
 // (bits >> 1) << 23 and (bits << 23) minus that. No call, no conversion.
 // CHECK-LABEL: define external void @"k"
 // CHECK-NOT: call {{.*}}exp
-// CHECK: fcmp olt <8 x float> %{{.*}}, <float 0xc05a000000000000
-// CHECK: %[[BIG:.+]] = call <8 x float> @"llvm.fmuladd.v8f32"(<8 x float> %{{.*}}, <8 x float> <float 0x3ff7154760000000{{.*}}, <8 x float> <float 0x4168001fc0000000
-// CHECK: fsub <8 x float> %[[BIG]], <float 0x4168001fc0000000
+// CHECK: fcmp olt <8 x float> %{{.*}}, splat (float 0xc05a000000000000)
+// CHECK: %[[BIG:.+]] = call <8 x float> @"llvm.fmuladd.v8f32"(<8 x float> %{{.*}}, <8 x float> splat (float 0x3ff7154760000000){{.*}}, <8 x float> splat (float 0x4168001fc0000000)
+// CHECK: fsub <8 x float> %[[BIG]], splat (float 0x4168001fc0000000)
 // CHECK: %[[BITS:.+]] = bitcast <8 x float> %[[BIG]] to <8 x i32>
-// CHECK: call <8 x float> @"llvm.fmuladd.v8f32"(<8 x float> %{{.*}}, <8 x float> <float 0xbfe62e4000000000
-// CHECK: %[[HALF:.+]] = lshr <8 x i32> %[[BITS]], <i32 1,
-// CHECK: %[[P1:.+]] = shl <8 x i32> %[[HALF]], <i32 23,
-// CHECK: %[[ALL:.+]] = shl <8 x i32> %[[BITS]], <i32 23,
+// CHECK: call <8 x float> @"llvm.fmuladd.v8f32"(<8 x float> %{{.*}}, <8 x float> splat (float 0xbfe62e4000000000)
+// CHECK: %[[HALF:.+]] = lshr <8 x i32> %[[BITS]], splat (i32 1)
+// CHECK: %[[P1:.+]] = shl <8 x i32> %[[HALF]], splat (i32 23)
+// CHECK: %[[ALL:.+]] = shl <8 x i32> %[[BITS]], splat (i32 23)
 // CHECK: %[[P2:.+]] = sub <8 x i32> %[[ALL]], %[[P1]]
 // CHECK: bitcast <8 x i32> %[[P1]] to <8 x float>
 // CHECK: bitcast <8 x i32> %[[P2]] to <8 x float>
 // CHECK-NOT: fptosi
 // CHECK-NOT: fcmp uno
 // fp32 exp2: the same scheme, the reduced argument x - q is exact.
-// CHECK: fadd <8 x float> %{{.*}}, <float 0x4168001fc0000000
+// CHECK: fadd <8 x float> %{{.*}}, splat (float 0x4168001fc0000000)
 // CHECK-NOT: call {{.*}}exp
 // fp32 erf: three polynomials selected per lane, the sign copied back.
 // CHECK: call <8 x float> @"llvm.fabs.v8f32"
-// CHECK: fcmp olt <8 x float> %{{.*}}, <float 0x4000000000000000
-// CHECK: fcmp olt <8 x float> %{{.*}}, <float 0x3feae147a0000000
+// CHECK: fcmp olt <8 x float> %{{.*}}, splat (float 0x4000000000000000)
+// CHECK: fcmp olt <8 x float> %{{.*}}, splat (float 0x3feae147a0000000)
 // CHECK: call <8 x float> @"llvm.copysign.v8f32"
 // CHECK-NOT: call {{.*}}erf
 // A scalar gets the same code, so a lane and a scalar agree.

@@ -7,8 +7,8 @@
 // CHECK: %[[Y:.+]] = fdiv float 0x3ff0000000000000, %[[S:.+]]
 // CHECK: %[[Q0:.+]] = fmul <8 x float> %[[A:[^,]+]], %{{.*}}
 // CHECK: call <8 x float> @"llvm.fabs.v8f32"(<8 x float> %[[Q0]])
-// CHECK: fcmp oge <8 x float> %{{.*}}, <float 0x3c30000000000000
-// CHECK: fcmp ole <8 x float> %{{.*}}, <float 0x43b0000000000000
+// CHECK: fcmp oge <8 x float> %{{.*}}, splat (float 0x3c30000000000000)
+// CHECK: fcmp ole <8 x float> %{{.*}}, splat (float 0x43b0000000000000)
 // CHECK: call i1 @"llvm.vector.reduce.and.v8i1"
 // CHECK: br i1 %{{.*}}, label %"div.reciprocal", label %"div.fdiv", !prof
 // CHECK: div.reciprocal:

@@ -758,9 +758,10 @@ class FunctionEmitter:
             vals = attr.get_values()
             elem = t.element
             if isinstance(elem, ir.IntType):
-                return ir.Constant(t, [ir.Constant(elem, int(x)) for x in vals] * (t.count // len(vals)))
-            vals = [self.round_const(float(x), op.results[0].type) for x in vals]
-            return ir.Constant(t, [ir.Constant(elem, x) for x in vals] * (t.count // len(vals)))
+                lanes = [ir.Constant(elem, int(x)) for x in vals]
+            else:
+                lanes = [ir.Constant(elem, self.round_const(float(x), op.results[0].type)) for x in vals]
+            return cg.splat_const(t, lanes[0]) if len(lanes) == 1 else ir.Constant(t, lanes * (t.count // len(lanes)))
         raise UnsupportedError.at(op, self.name, f"constant {attr}")
 
     @staticmethod
@@ -1540,7 +1541,7 @@ class FunctionEmitter:
         return b.bitcast(hidden, mask.type)
 
     def _all_true(self, n):
-        return ir.Constant(ir.VectorType(cg.I1, n), [ir.Constant(cg.I1, 1)] * n)
+        return cg.const(ir.VectorType(cg.I1, n), 1)
 
     def op_tcpu_gather(self, op):
         b = self.builder

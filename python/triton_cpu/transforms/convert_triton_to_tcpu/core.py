@@ -60,7 +60,7 @@ from triton_cpu.errors import UnsupportedError
 from . import contiguity_checks, hints, store_groups, strided_loads, write_guards
 from .lane_groups import LaneGroup, group_size, grouped_value
 from .shape_ops import FUSED
-from .util import INDEX, Index, bits, is_tensor, is_volatile, vec_type
+from .util import INDEX, Index, bits, is_tensor, is_volatile, vec_type, vector_type
 
 # Elementwise ops that keep their name: cloned with vector or scalar types.
 _ELEMENTWISE_PREFIXES = ("arith.", "math.")
@@ -233,13 +233,13 @@ class TileEmitter:
             return parts[0]
         first = parts[0]
         if not isinstance(first.type, VectorType):
-            out = self.emit(vector.BroadcastOp(first, VectorType(first.type, [len(parts)])))
+            out = self.emit(vector.BroadcastOp(first, vector_type(first.type, len(parts))))
             for k, x in enumerate(parts[1:], 1):
                 out = self.emit(vector.InsertOp(x, out, [k]))
             return out
         while len(parts) > 1:  # pairwise: a tree of two-input shuffles
             n = first.type.get_shape()[0]
-            t = VectorType(first.type.element_type, [2 * n])
+            t = vector_type(first.type.element_type, 2 * n)
             mask = DenseArrayBase.from_list(i64, list(range(2 * n)))
             parts = [self.emit(vector.ShuffleOp(x, y, mask, result_type=t)) for x, y in zip(parts[::2], parts[1::2])]
             first = parts[0]
@@ -256,14 +256,14 @@ class TileEmitter:
         name = op.name
         if name == "tt.splat":
             s = op.operands[0]
-            return s if width == 1 else self.emit(vector.BroadcastOp(s, VectorType(elem, [width])))
+            return s if width == 1 else self.emit(vector.BroadcastOp(s, vector_type(elem, width)))
         if name == "tt.make_range":
             start = attr_int(op, "start", 0)
             base = self.emit(arith.IndexCastOp(self.as_ssa_index(self.idx_add(idx[0], start)), elem))
             if width == 1:
                 return base
-            iota = self.emit(tcpu.IotaOp(VectorType(elem, [width])))
-            return self.emit(arith.AddiOp(self.emit(vector.BroadcastOp(base, VectorType(elem, [width]))), iota))
+            iota = self.emit(tcpu.IotaOp(vector_type(elem, width)))
+            return self.emit(arith.AddiOp(self.emit(vector.BroadcastOp(base, vector_type(elem, width))), iota))
         if name == "arith.constant":
             return self._constant(op, elem, idx, width, lane)
         if name == "tt.load":
@@ -276,7 +276,7 @@ class TileEmitter:
             # 64-bit compares (on AVX2: four compares and three packs for 16 lanes). A
             # compare of 32-bit lanes stays a vector: lane_masks tests it on scalars where
             # it masks memory, and split_bound_check_loops folds it where it is a value.
-            return self.emit(vector.BroadcastOp(self.value(v, idx, 1), VectorType(elem, [width])))
+            return self.emit(vector.BroadcastOp(self.value(v, idx, 1), vector_type(elem, width)))
         fused = FUSED.get(name)
         if fused is not None:
             return fused(self, v, idx, width, lane)
@@ -286,7 +286,7 @@ class TileEmitter:
         indices = [self.as_ssa_index(i) for i in idx]
         if width == 1:
             return self.emit(memref.LoadOp.get(buf, indices))
-        return self.emit(vector.LoadOp(buf, indices, VectorType(buf.type.element_type, [width])))
+        return self.emit(vector.LoadOp(buf, indices, vector_type(buf.type.element_type, width)))
 
     def store_buffer(self, value: SSAValue, buf: SSAValue, idx):
         indices = [self.as_ssa_index(i) for i in idx]
@@ -307,7 +307,7 @@ class TileEmitter:
         if width == 1:
             return self.emit(arith.ConstantOp(IntegerAttr(int(first), elem) if isinstance(elem, IntegerType)
                                               else FloatAttr(float(first), elem)))
-        return self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(VectorType(elem, [width]), [first])))
+        return self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type(elem, width), [first])))
 
     def _load(self, op, idx, width, lane):
         guard = _scalar_guard(op.mask) if width > 1 and op.mask is not None else None
@@ -322,7 +322,7 @@ class TileEmitter:
         # the unmasked memory in that half (fuzz seed 60013: test_fuzz_regressions.py,
         # test_control_flow.py::test_masked_load_hoisted_out_of_a_loop).
         cond, rest = guard
-        vt = VectorType(elem, [width])
+        vt = vector_type(elem, width)
 
         def masked_off(e):
             if op.other is not None:
@@ -342,7 +342,7 @@ class TileEmitter:
         if width == 1:
             return self.emit(tcpu.LoadOp(self.value(ptr, idx, 1), elem, m, o))
         info = self.low.axis.get(ptr)
-        vt = VectorType(elem, [width])
+        vt = vector_type(elem, width)
         if info.contiguity[lane] >= width:
             align = self.low.alignment(ptr, width, lane)
             p0 = self.value(ptr, idx, 1)

@@ -29,7 +29,7 @@ micro-kernel accumulates in fp32.
 from xdsl.dialects import math, vector
 from xdsl.dialects.builtin import (
     BFloat16Type, DenseIntOrFPElementsAttr, Float16Type, Float32Type, FloatAttr, IntegerAttr, IntegerType, TensorType,
-    VectorType, i32,
+    i32,
 )
 from xdsl.ir import Operation, SSAValue
 
@@ -39,7 +39,7 @@ from triton_cpu.dialects.compat import arith
 
 from . import hints
 from .transposed_pack import pack_transposed, runs_down_columns
-from .util import bits, vec_type, widen
+from .util import bits, vec_type, vector_type, widen
 
 
 def pack(low, em, value: SSAValue, elem, reuse: bool = True) -> SSAValue:
@@ -140,7 +140,7 @@ def pack_row_pairs(low, em, a: SSAValue) -> SSAValue:
     vl = low.vector_length(shape, [a])
 
     def body(e, idx):
-        pairs = e.emit(tcpu.BitcastOp(e.value(a, idx, vl), VectorType(i32, [vl // 2])))
+        pairs = e.emit(tcpu.BitcastOp(e.value(a, idx, vl), vector_type(i32, vl // 2)))
         e.store_buffer(pairs, buf, idx[:-1] + (e.idx_div_rem(idx[-1], 2, 0),))
     low.nest(em, shape, vl, body)
     return buf
@@ -154,7 +154,7 @@ def pack_column_pairs(low, em, b: SSAValue) -> SSAValue:
     out_shape = shape[:-2] + (shape[-2] // 2, shape[-1])
     buf = low.alloc_buffer(TensorType(i32, out_shape))
     vl = low.vector_length(shape, [b])
-    i16v, i32v = VectorType(IntegerType(16), [vl]), VectorType(i32, [vl])
+    i16v, i32v = vector_type(IntegerType(16), vl), vector_type(i32, vl)
 
     def body(e, idx):
         k = e.idx_mul(idx[-2], 2)
@@ -249,7 +249,7 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
             for mi, r in enumerate(rows):
                 av = k_em.load_buffer(a_buf, pre + (r, k), 1)
                 if VL > 1:
-                    av = k_em.emit(vector.BroadcastOp(av, VectorType(av.type, [VL])))
+                    av = k_em.emit(vector.BroadcastOp(av, vector_type(av.type, VL)))
                 for ni in range(NR):
                     acc = accs[mi * NR + ni]
                     if combine is not None:

@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import vector
-from xdsl.dialects.builtin import IntegerType, VectorType
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import SSAValue
 
 from triton_cpu.analysis.axis_info import element_type, is_ptr, shape_of
 from triton_cpu.dialects import tcpu
 from triton_cpu.dialects.compat import arith
 
-from .util import INTEGER_DIVISIONS
+from .util import INTEGER_DIVISIONS, vector_type
 
 if TYPE_CHECKING:
     from .core import TileEmitter
@@ -97,7 +97,7 @@ def grouped_value(em, v: SSAValue, idx, width: int, lane: int) -> SSAValue | Non
     if info.constancy[-1] % g.size == 0:
         if width == 1 or lane != last:
             return g.outer.value(v, at_start, width, lane)
-        return em.emit(vector.BroadcastOp(g.outer.value(v, at_start, 1), VectorType(elem, [width])))
+        return em.emit(vector.BroadcastOp(g.outer.value(v, at_start, 1), vector_type(elem, width)))
     if info.contiguity[-1] % g.size or not _affine_type(elem):
         return None
     if width > 1 and (lane != last or is_ptr(elem)):
@@ -110,5 +110,5 @@ def grouped_value(em, v: SSAValue, idx, width: int, lane: int) -> SSAValue | Non
     scalar = em.emit(arith.AddiOp(base, em.emit(arith.IndexCastOp(offset, elem))))
     if width == 1:
         return scalar
-    vt = VectorType(elem, [width])
+    vt = vector_type(elem, width)
     return em.emit(arith.AddiOp(em.emit(vector.BroadcastOp(scalar, vt)), em.emit(tcpu.IotaOp(vt))))

@@ -31,7 +31,7 @@ from triton_cpu.analysis.axis_info import attr, attr_int, element_type, shape_of
 from triton_cpu.dialects.compat import arith
 
 from . import hints
-from .util import INDEX, bits, vec_type
+from .util import INDEX, bits, vec_type, vector_type
 
 _F32 = Float32Type()
 _NARROW_FLOATS = (Float16Type, BFloat16Type)
@@ -80,7 +80,7 @@ def inline_region(low, em, block: Block, args, width: int, promote: bool = False
         if width == 1 or isinstance(x.type, VectorType):
             return to_compute(em, x, compute(x.type), 1) if width == 1 else x
         x2 = to_compute(em, x, compute(x.type), 1)
-        env[x] = em.emit(vector.BroadcastOp(x2, VectorType(x2.type, [width])))
+        env[x] = em.emit(vector.BroadcastOp(x2, vector_type(x2.type, width)))
         return env[x]
 
     for op in block.ops:
@@ -92,7 +92,7 @@ def inline_region(low, em, block: Block, args, width: int, promote: bool = False
             if t != a.type:
                 a = FloatAttr(a.value.data, t)
             c = arith.ConstantOp(a if width == 1 else
-                                 DenseIntOrFPElementsAttr.from_list(VectorType(t, [width]), [a.value.data]))
+                                 DenseIntOrFPElementsAttr.from_list(vector_type(t, width), [a.value.data]))
             env[op.results[0]] = em.emit(c)
             continue
         env[op.results[0]] = low.elementwise(op, lambda x: env[x] if x in env else outside(x), width, em.emit,
@@ -103,7 +103,7 @@ def inline_region(low, em, block: Block, args, width: int, promote: bool = False
 def _halves(em, vec, width):
     mask_lo = DenseArrayBase.from_list(i64, list(range(width // 2)))
     mask_hi = DenseArrayBase.from_list(i64, list(range(width // 2, width)))
-    t = VectorType(vec.type.element_type, [width // 2])
+    t = vector_type(vec.type.element_type, width // 2)
     return (em.emit(vector.ShuffleOp(vec, vec, mask_lo, result_type=t)),
             em.emit(vector.ShuffleOp(vec, vec, mask_hi, result_type=t)))
 

@@ -13,13 +13,12 @@ tt.split, tt.cat, tt.gather (its source is materialized in a buffer first:
 `prepare_gather`), and tt.unsplat (a one-element tensor read as its scalar).
 """
 from xdsl.dialects import vector
-from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation
 
 from triton_cpu.analysis.axis_info import attr_int, element_type, shape_of
 from triton_cpu.dialects.compat import arith
 
-from .util import INDEX
+from .util import INDEX, vector_type
 
 
 def expand_dims(em, v, idx, width, lane):
@@ -35,7 +34,7 @@ def broadcast(em, v, idx, width, lane):
     sidx = tuple(0 if s == 1 and d != 1 else i for i, s, d in zip(idx, src_shape, dst_shape))
     if src_shape[lane] == 1 and dst_shape[lane] != 1 and width > 1:
         s = em.value(src, sidx, 1)
-        return em.emit(vector.BroadcastOp(s, VectorType(element_type(op.results[0].type), [width])))
+        return em.emit(vector.BroadcastOp(s, vector_type(element_type(op.results[0].type), width)))
     return em.value(src, sidx, width, lane)
 
 
@@ -95,7 +94,7 @@ def join(em, v, idx, width, lane):
     rank = len(idx)
     if lane == rank - 1 and width == 2:  # the lanes are the joined pair
         x, y = em.value(a, idx[:-1], 1), em.value(b, idx[:-1], 1)
-        vec = em.emit(vector.BroadcastOp(x, VectorType(element_type(a.type), [2])))
+        vec = em.emit(vector.BroadcastOp(x, vector_type(element_type(a.type), 2)))
         return em.emit(vector.InsertOp(y, vec, [1]))
     x, y = em.value(a, idx[:-1], width, lane), em.value(b, idx[:-1], width, lane)
     return _select_by_index(em, idx[-1], 0, x, y)

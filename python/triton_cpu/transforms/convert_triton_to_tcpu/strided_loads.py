@@ -22,14 +22,14 @@ executed the others are too: the window then lies between addresses the kernel r
 from dataclasses import dataclass
 
 from xdsl.dialects import vector
-from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, IntegerAttr, IntegerType, VectorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, IntegerAttr, IntegerType, i64
 from xdsl.ir import Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import element_type
 from triton_cpu.dialects import tcpu
 from triton_cpu.dialects.compat import arith
 
-from .util import is_tensor, is_volatile
+from .util import is_tensor, is_volatile, vector_type
 
 # Largest stride (in elements) a strided load reads as one contiguous window.
 MAX_LOAD_STRIDE = 4
@@ -168,11 +168,11 @@ def window_load(em, op: Operation | None, p0: SSAValue, width: int, stride: int,
         if rel:
             start = em.emit(tcpu.AddPtrOp(p0, em.emit(arith.ConstantOp(IntegerAttr(-rel, IntegerType(32)))),
                                           p0.type))
-        window = em.emit(tcpu.VLoadOp(start, VectorType(elem, [n]), _window_mask(em, m, width, stride, span)))
+        window = em.emit(tcpu.VLoadOp(start, vector_type(elem, n), _window_mask(em, m, width, stride, span)))
         if key is not None:
             em.cache[key] = window
     pick = DenseArrayBase.from_list(i64, [rel + k * stride for k in range(width)])
-    lanes = em.emit(vector.ShuffleOp(window, window, pick, result_type=VectorType(elem, [width])))
+    lanes = em.emit(vector.ShuffleOp(window, window, pick, result_type=vector_type(elem, width)))
     if m is not None and o is not None:
         lanes = em.emit(arith.SelectOp(m, lanes, o))
     return lanes
@@ -188,11 +188,11 @@ def _window_mask(em, m, width: int, stride: int, span: int):
         if span == stride - 1:
             return None
         keep = [int(q <= (width - 1) * stride + span) for q in range(n)]
-        return em.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(VectorType(i1, [n]), keep)))
+        return em.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type(i1, n), keep)))
     spread = DenseArrayBase.from_list(i64, [q // stride for q in range(n)])
-    wide = em.emit(vector.ShuffleOp(m, m, spread, result_type=VectorType(i1, [n])))
+    wide = em.emit(vector.ShuffleOp(m, m, spread, result_type=vector_type(i1, n)))
     if span == stride - 1:
         return wide
     keep = em.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(
-        VectorType(i1, [n]), [int(q % stride <= span) for q in range(n)])))
+        vector_type(i1, n), [int(q % stride <= span) for q in range(n)])))
     return em.emit(arith.AndIOp(wide, keep))

@@ -1,4 +1,6 @@
 """Small helpers every module of convert-triton-to-tcpu uses."""
+import functools
+
 from xdsl.dialects.builtin import IndexType, IntegerType, TensorType, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -30,8 +32,17 @@ def bits(t) -> int:
     return getattr(t, "bitwidth", 32)
 
 
+@functools.cache
+def vector_type(elem: Attribute, width: int) -> VectorType:
+    """vector<width x elem>, built once per process and shared: xDSL builds and verifies
+    five attributes for each VectorType (~45 us), and a lowering asks for the same few
+    types hundreds of times (attributes are immutable values, so sharing one is safe)."""
+    return VectorType(elem, [width])
+
+
 def vec_type(elem: Attribute, width: int) -> Attribute:
-    return elem if width == 1 else VectorType(elem, [width])
+    """`elem` for one lane, else vector<width x elem>."""
+    return elem if width == 1 else vector_type(elem, width)
 
 
 def widen(v: SSAValue, src, dst, width: int) -> Operation:
