@@ -42,9 +42,9 @@ def with_scalar(t: ir.Type, elem: ir.Type) -> ir.Type:
 
 class Literal(ir.Constant):
     """A constant printed as the LLVM text it is given. llvmlite prints a vector constant
-    lane by lane (`<float 1.0, float 1.0, ...>`), which took ~1 ms of a kernel's IR printing
-    for its 16- and 32-lane splats; `splat (float 1.0)` and `undef` say the same in one
-    word."""
+    lane by lane (`<float 1.0, float 1.0, ...>`, each lane through struct pack/unpack);
+    `splat (float 1.0)` and `undef` say the same in one word. The 10-op benchmark kernel's
+    LLVM IR emission: 7.0-9.3 -> 5.6-6.1 ms (best of 25, Zen 3 VM)."""
 
     def __init__(self, t: ir.Type, text: str):
         self.type = t

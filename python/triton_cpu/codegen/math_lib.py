@@ -193,7 +193,7 @@ class MathLib:
             zero = ir.Constant(args[0].type, None)
             widen = ir.Constant(ir.VectorType(cg.I32, w), list(range(n)) + [n] * (w - n))
             r = builder.call(fn, [builder.shuffle_vector(a, zero, widen) for a in args])
-            return builder.shuffle_vector(r, ir.Constant(r.type, ir.Undefined),
+            return builder.shuffle_vector(r, cg.undef(r.type),
                                           ir.Constant(ir.VectorType(cg.I32, n), list(range(n))))
         chunks = [cg.split(builder, a, w) for a in args]
         return cg.concat(builder, [builder.call(fn, list(parts)) for parts in zip(*chunks)])
