@@ -320,3 +320,84 @@ def test_masked_accumulator_update(rows, cols, xblock, rblock, vector_bits):
     torch.testing.assert_close(sm, x.sum(1), rtol=1e-5, atol=1e-4)
     if not llvm.host().has("avx512f"):
         assert "freeze <" in k.asm["llir"]
+
+
+@triton.jit
+def nan_extremum_kernel(x_ptr, out_ptr, N: tl.constexpr, BLOCK: tl.constexpr, ROWS: tl.constexpr,
+                        OP: tl.constexpr):
+    """tl.max / tl.min of rows of N elements (BLOCK lanes, the rest masked to NaN, which
+    they ignore): ROWS == 1 one row per program (a scalar result), else ROWS rows of one
+    2-D tile reduced along its last axis."""
+    offs = tl.arange(0, BLOCK)
+    if ROWS == 1:
+        row = tl.program_id(0)
+        x = tl.load(x_ptr + row * N + offs, mask=offs < N, other=float("nan"))
+        r = tl.max(x, 0) if OP == "max" else tl.min(x, 0)
+        tl.store(out_ptr + row, r)
+    else:
+        rows = tl.arange(0, ROWS)
+        x = tl.load(x_ptr + rows[:, None] * N + offs[None, :], mask=offs[None, :] < N, other=float("nan"))
+        r = tl.max(x, 1) if OP == "max" else tl.min(x, 1)
+        tl.store(out_ptr + rows, r)
+
+
+def _nan_rows(n, dtype):
+    """Rows whose max/min a reduction that ignores NaN must get right: NaN anywhere, only
+    NaN, only -inf or +inf, one value among NaNs at either end."""
+    nan, inf = float("nan"), float("inf")
+    rows = [torch.randn(n), torch.full((n,), nan), torch.full((n,), -inf), torch.full((n,), inf)]
+    for pos, v in [(0, -inf), (n - 1, inf), (n // 2, 3.5), (n - 1, -2.0), (0, 7.0)]:
+        r = torch.full((n,), nan)
+        r[pos] = v
+        rows.append(r)
+    r = torch.randn(n)
+    r[::3] = nan
+    rows.append(r)
+    r = torch.full((n,), -inf)
+    r[1::2] = nan
+    rows.append(r)
+    return torch.stack(rows).to(dtype)
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("n, block", [(256, 256), (100, 128), (1000, 1024), (8, 8)])
+@pytest.mark.parametrize("rows", [1, 16])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("vector_bits", [256, 512])
+def test_max_min_ignore_nan(op, n, block, rows, dtype, vector_bits):
+    """Against numpy's fmax/fmin (NaN ignored unless every element is NaN), bit for bit."""
+    x = _nan_rows(n, dtype)
+    if rows > 1:
+        x = torch.cat([x, x[:rows - len(x)]])  # one tile of `rows` rows
+    out = torch.empty(len(x), dtype=dtype)
+    nan_extremum_kernel[(len(x) if rows == 1 else 1,)](x, out, N=n, BLOCK=block, ROWS=rows, OP=op,
+                                                      vector_bits=vector_bits)
+    ref = (np.fmax if op == "max" else np.fmin).reduce(x.float().numpy(), axis=1)
+    assert np.array_equal(out.float().numpy(), ref, equal_nan=True), (out, ref)
+
+
+@triton.jit
+def deferred_values_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr):
+    """`e` and `d` (math and a division, each read by several consumers: computed into
+    buffers) first feed a sum of a product of both, which computes them and fills their
+    buffers in its loop (reductions.deferring_reduce); a max and the store read the
+    buffers after it."""
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    e = tl.exp(x)
+    d = 1.0 / (1.0 + e)
+    s = tl.sum(d * e * 0.5, axis=AXIS, keep_dims=True)
+    m = tl.max(d, axis=AXIS, keep_dims=True)
+    tl.store(out_ptr + offs, d * e / s + m)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("M, N", [(1, 256), (8, 64), (4, 1024)])
+def test_values_deferred_to_a_reduction(M, N, axis):
+    x = torch.randn(M, N)
+    out = torch.empty(M, N)
+    deferred_values_kernel[(1,)](x, out, M=M, N=N, AXIS=axis)
+    e = torch.exp(x)
+    d = 1.0 / (1.0 + e)
+    ref = d * e / (d * e * 0.5).sum(axis, keepdim=True) + d.amax(axis, keepdim=True)
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-6)

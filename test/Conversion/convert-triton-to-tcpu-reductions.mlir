@@ -68,3 +68,65 @@ tt.func public @sum_flattened(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o:
   tt.store %o, %s : !tt.ptr<f32>
   tt.return
 }
+
+// A value computed into a buffer (exp: math with two consumers) whose first consumer is a
+// reduction of its shape: the reduction's loop computes it and writes the buffer (after
+// its first chunk, peeled to start the accumulator), one pass over the row; the division
+// then reads the buffer, with no loop of its own computing exp.
+// CHECK-LABEL: func.func public @exp_sum_deferred
+// CHECK: math.exp
+// CHECK: vector.store
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>)
+// CHECK: math.exp
+// CHECK: vector.store
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: scf.yield
+// CHECK-NOT: math.exp
+// CHECK: arith.divf
+// CHECK: "tcpu.vstore"
+tt.func public @exp_sum_deferred(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  %v = tt.load %xp : tensor<256x!tt.ptr<f32>>
+  %e = math.exp %v : tensor<256xf32>
+  %s = "tt.reduce"(%e) <{axis = 0 : i32}> ({
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    tt.reduce.return %c : f32
+  }) : (tensor<256xf32>) -> f32
+  %ss = tt.splat %s : f32 -> tensor<256xf32>
+  %q = arith.divf %e, %ss : tensor<256xf32>
+  %os = tt.splat %o : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %op = tt.addptr %os, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  tt.store %op, %q : tensor<256x!tt.ptr<f32>>
+  tt.return
+}
+
+// tl.max on floats (maxnumf): each chain starts from select(x > -inf, x, -inf) and steps
+// with select(x > acc, x, acc) (no accumulator is ever NaN: one x86 max per step); a
+// result of -inf (no element above it, maybe all NaN) reduces the row again with maxnumf.
+// CHECK-LABEL: func.func public @max_row
+// CHECK: arith.cmpf ogt
+// CHECK: arith.select
+// CHECK: scf.for
+// CHECK: arith.cmpf ogt
+// CHECK: arith.select
+// CHECK: scf.yield
+// CHECK: arith.cmpf oeq
+// CHECK: scf.if
+// CHECK: arith.maxnumf
+// CHECK: else
+tt.func public @max_row(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32>) {
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  %v = tt.load %xp : tensor<256x!tt.ptr<f32>>
+  %s = "tt.reduce"(%v) <{axis = 0 : i32}> ({
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.maxnumf %a, %b : f32
+    tt.reduce.return %c : f32
+  }) : (tensor<256xf32>) -> f32
+  tt.store %o, %s : !tt.ptr<f32>
+  tt.return
+}

@@ -128,10 +128,12 @@ tt.func public @reread(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.pt
   tt.return
 }
 
+// A gather read by a reduction and a store is gathered once into a buffer: here by the
+// reduction's chunks (its first consumer, reductions.deferring_reduce: four chunks of 16
+// lanes, one per accumulator), each stored to the buffer that the store's nest reads.
 // CHECK-LABEL: func.func public @gathered_once
 // CHECK: %[[BUF:.*]] = memref.alloca() {{.*}} : memref<64xf32>
-// CHECK: "tcpu.gather"
-// CHECK: vector.store {{.*}}, %[[BUF]]
+// CHECK-COUNT-4: vector.store {{.*}}, %[[BUF]]
 // CHECK-NOT: "tcpu.gather"
 // CHECK: vector.load %[[BUF]]
 tt.func public @gathered_once(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %i: !tt.ptr<i32> {tt.divisibility = 16 : i32},

@@ -13,8 +13,7 @@ generator; `cf` branches carrying tensors are refused.
 from xdsl.dialects import scf
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from .core import is_elementwise
-from .util import is_tensor
+from .util import is_elementwise, is_tensor
 
 
 def lower_for(low, op: Operation):

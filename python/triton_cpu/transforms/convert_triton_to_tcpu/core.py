@@ -57,7 +57,7 @@ from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
 
-from . import contiguity_checks, hints, store_groups, strided_loads, write_guards
+from . import contiguity_checks, hints, reductions, store_groups, strided_loads, write_guards
 from .lane_groups import LaneGroup, group_size, grouped_value
 from .shape_ops import FUSED
 from .util import INDEX, Index, bits, is_tensor, is_volatile, vec_type, vector_type
@@ -68,14 +68,6 @@ _RENAMED_ELEMENTWISE = {
     "tt.precise_sqrt": math.SqrtOp,
     "tt.precise_divf": arith.DivfOp,
 }
-_ELEMENTWISE_TT = {"tt.splat", "tt.addptr", "tt.load", "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int",
-                   "tt.fp_to_fp", "tt.clampf", "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui",
-                   "tt.extern_elementwise"}
-
-
-def is_elementwise(op: Operation) -> bool:
-    """Reads its operands at the index it produces (no data movement between indices)."""
-    return op.name.startswith(_ELEMENTWISE_PREFIXES) or op.name in _ELEMENTWISE_TT
 
 
 
@@ -454,6 +446,8 @@ class FuncLowering:
         self.hoisted: dict[tuple, SSAValue] = {}  # checks emitted before a loop (contiguity_checks)
         self.store_groups: dict[Operation, store_groups.StoreGroup] = {}  # first store -> its run
         self.grouped_done: set[Operation] = set()  # stores lowered with their group's first
+        # tt.reduce -> the values it computes into their buffers (reductions.deferring_reduce)
+        self.reduce_deferred: dict[Operation, list[SSAValue]] = {}
         all_ops = list(func_op.walk())
         # No streaming stores in a kernel that orders memory between programs (may_stream).
         self.stream_allowed = not any(op.name in self._ORDERING for op in all_ops)
@@ -799,12 +793,16 @@ class FuncLowering:
             again, see `_cheap_to_reload`), or a consumer inside a loop that does not
             hold the value's definition (recomputed every iteration otherwise: integer
             division has no vector instruction on x86, and LLVM does not hoist a
-            division that might trap out of a loop);
+            division that might trap out of a loop); such a value whose first consumer
+            is a reduction of its own shape is written into its buffer by that
+            reduction's loop instead of a loop of its own (reductions.deferring_reduce:
+            softmax's exp and its sum in one pass);
           - every MAX_FUSION_DEPTH-th value of a long chain of fused ops (a bitonic sort of
             2**17 elements unrolls into hundreds): evaluating a fused value recurses
             through its producers, so the depth must stay bounded."""
         position = {op: i for i, op in enumerate(ops)}
-        plan = self._depth_plan(ops)
+        depth_cuts = self._depth_plan(ops)
+        plan = set(depth_cuts)
         writes = [op for op in ops if has_effects(op, MemoryEffectKind.WRITE)
                   and op.name not in ("tt.print", "tt.assert")]
         roots: dict[SSAValue, set] = {}
@@ -855,6 +853,11 @@ class FuncLowering:
                     plan.add(v)
         for g in groups:
             g.deferred.sort(key=lambda v: position[v.owner])
+        for v in sorted(plan - depth_cuts, key=lambda v: position[v.owner]):
+            r = reductions.deferring_reduce(self, v, roots[v], position, writes)
+            if r is not None:
+                plan.discard(v)
+                self.reduce_deferred.setdefault(r, []).append(v)
         return plan
 
     # Ops that order memory between programs or threads: a kernel holding one never uses

@@ -9,6 +9,17 @@ combined pairwise, then the lanes pairwise (a tree of shuffles). Along another a
 the lanes run along the output's last axis and the reduced axis is a loop. Results go
 to buffers, or stay scalars when the whole tensor is reduced.
 
+A value the function computes into a buffer (an expensive value with several consumers,
+core's materialization_plan) whose first consumer is a reduction of its own shape is
+computed by the reduction's loop instead, chunk by chunk, and written into its buffer
+there, before the reduction combines it: softmax's `exp(x - max)` and its sum, one pass
+over the row instead of two (`deferring_reduce` says when that is the same program).
+
+tl.max and tl.min on floats along the last axis step with one compare-and-select (x86's
+max/min instruction) instead of maxnum's three instructions, and reduce a row again with
+maxnum only when its result is the identity (-inf for max: no element above it, so maybe
+all NaN): `_extremum_row`.
+
 tt.scan: a sequential carry along the axis (in reverse when asked), each step written
 to the result's buffer; vectorized across the last axis unless that is the scanned one.
 
@@ -22,8 +33,8 @@ tt.histogram: counts into a zeroed buffer, one element at a time.
 """
 from xdsl.dialects import vector
 from xdsl.dialects.builtin import (
-    BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr, Float16Type, Float32Type, FloatAttr, IntegerAttr,
-    VectorType, i64,
+    BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr, Float16Type, Float32Type, Float64Type, FloatAttr,
+    IntegerAttr, VectorType, i64,
 )
 from xdsl.ir import Block, Operation
 
@@ -31,7 +42,7 @@ from triton_cpu.analysis.axis_info import attr, attr_int, element_type, shape_of
 from triton_cpu.dialects.compat import arith
 
 from . import hints
-from .util import INDEX, bits, vec_type, vector_type
+from .util import INDEX, bits, is_elementwise, is_tensor, vec_type, vector_type
 
 _F32 = Float32Type()
 _NARROW_FLOATS = (Float16Type, BFloat16Type)
@@ -135,10 +146,15 @@ class _Carried:
 _ACCUMULATOR_REGISTERS = 8
 
 
-def _chains(low, c, vl, d) -> int:
+def _chains(low, c, vl, d, deferred) -> int:
     """Independent accumulator chains for a last-axis reduction of extent `d` in steps of
     `vl` lanes: as many as fit `_ACCUMULATOR_REGISTERS` (counting every operand of the
-    combine), at most 4, a power of two that divides the steps."""
+    combine), at most 4, a power of two that divides the steps. One when the loop also
+    computes a deferred value other than a load (math, a division: see deferring_reduce),
+    whose work per chunk hides the combine's latency: more chains would only repeat that
+    code in the loop."""
+    if any(v.owner.name != "tt.load" for v in deferred):
+        return 1
     regs = sum(max(1, vl * max(8, bits(t)) // low.config.vector_bits) for t in c.compute)
     chains = 1
     while chains < 4 and 2 * chains * regs <= _ACCUMULATOR_REGISTERS and d % (2 * chains * vl) == 0:
@@ -146,51 +162,167 @@ def _chains(low, c, vl, d) -> int:
     return chains
 
 
+# The combine of tl.max / tl.min on floats (NaN ignored unless every element is NaN), as
+# the compare whose select gives the same result on non-NaN operands, and the identity.
+_EXTREMA = {"arith.maxnumf": ("ogt", float("-inf")), "arith.minnumf": ("olt", float("inf"))}
+
+
+def _nan_skipping_extremum(c: _Carried):
+    """(predicate, identity) when the reduction's combine is a maxnumf/minnumf of its two
+    arguments on a float compute type (tl.max and tl.min), else None."""
+    ops = list(c.combine.ops)
+    if len(c.inputs) != 1 or len(ops) != 2 or not isinstance(c.compute[0], (Float32Type, Float64Type)):
+        return None
+    op = ops[0]
+    if op.name not in _EXTREMA or set(op.operands) != set(c.combine.args) \
+            or list(ops[1].operands) != [op.results[0]]:
+        return None
+    return _EXTREMA[op.name]
+
+
+def _extremum_row(e, extremum, elem, reduce_row, read, reread, region):
+    """A row's tl.max (tl.min) with one instruction per step: x86 has no vector maxnum,
+    and LLVM lowers each `maxnumf` to a max, an unordered compare and a blend (the
+    accumulator may be NaN). Here each chain starts from select(x > -inf, x, -inf) of its
+    first chunk, so no accumulator is ever NaN, and steps are select(x > acc, x, acc),
+    which is x86's max instruction: a NaN x keeps acc, as maxnum does. The result is the
+    maxnum of the row unless no element was above -inf: then (an all-NaN row must give
+    NaN) the row is reduced again with the combine itself, which a masked or causal row
+    of -inf only costs a second pass. `read` gives the first pass's chunks, `reread` the
+    second's (values deferred to this reduction read from the buffers the first filled)."""
+    pred, identity = extremum
+
+    def ident(ex, width):
+        key = ("extremum identity", identity, elem, width)
+        if key not in ex.cache:
+            ex.cache[key] = ex.emit(arith.ConstantOp(
+                FloatAttr(identity, elem) if width == 1 else
+                DenseIntOrFPElementsAttr.from_list(vector_type(elem, width), [identity])))
+        return ex.cache[key]
+
+    def step(ex, accs, chunk, width):
+        (a,), (x,) = accs, chunk
+        return [ex.emit(arith.SelectOp(ex.emit(arith.CmpfOp(x, a, pred)), x, a))]
+    r = reduce_row(e, read, step, lambda ex, chunk, width: step(ex, [ident(ex, width)], chunk, width))[0]
+    again = e.emit(arith.CmpfOp(r, ident(e, 1), "oeq"))
+    return e.if_else(again, [r.type], lambda te: reduce_row(te, reread, region), lambda ee: [r])
+
+
+def deferring_reduce(low, v, roots, position, writes) -> Operation | None:
+    """The reduction that is to compute `v` (a value the function would compute into a
+    buffer right after its definition) and write its buffer, or None. It is the first of
+    `v`'s consumers (`roots`: the ops whose nests evaluate it) when that is a tt.reduce in
+    `v`'s block whose operands are elementwise functions of `v` (same shape: the
+    reduction's loop visits every index of `v` once, at the indices the operands are read
+    at), every other consumer comes after it, and nothing between `v`'s definition and
+    it writes memory (`v`'s loads read then what they would have read at `v`)."""
+    producer = v.owner
+    first = min(roots, key=lambda r: position.get(r, len(position)))
+    if first.name != "tt.reduce" or first not in position or first.parent_block() is not producer.parent_block():
+        return None
+    if any(r is not first and position.get(r, len(position)) <= position[first] for r in roots):
+        return None
+    if any(position[producer] < position[w] < position[first] for w in writes):
+        return None
+    shape = shape_of(v)
+    if any(shape_of(x) != shape for x in first.operands):
+        return None
+    seen, stack = set(), list(first.operands)
+    while stack:
+        x = stack.pop()
+        if x is v:
+            return first
+        if x in seen or not is_tensor(x) or not isinstance(x.owner, Operation):
+            continue
+        seen.add(x)
+        if is_elementwise(x.owner) and shape_of(x) == shape:
+            stack.extend(x.owner.operands)
+    return None
+
+
 def lower_reduce(low, op: Operation):
     axis = attr_int(op, "axis")
     c = _Carried(op)
+    # Values this loop computes into their buffers (deferring_reduce), written as each
+    # chunk is read: the reads evaluate them, and the emitter's cache has them then.
+    # The next program's prefetches of their shape are spread over the chunks, as the
+    # loop that materialized them would have (hints.take_pending: the softmax's row).
     in_shape = shape_of(c.inputs[0])
+    deferred = low.reduce_deferred.pop(op, [])
+    deferred_bufs = [low.alloc_buffer(v.type) for v in deferred]
+    em = low.emitter_before(op)
+    lines = hints.take_pending(low, em, in_shape) if deferred and low.pending_prefetches else []
+
+    def read(e, idx, width):
+        values = c.read(e, idx, width)
+        for v, b in zip(deferred, deferred_bufs):
+            e.store_buffer(e.value(v, idx, width), b, idx)
+        hints.issue(e, lines, idx, width)
+        return values
+
+    def reread(e, idx, width):
+        """A chunk read again after the loop above has filled the deferred buffers."""
+        for v, b in zip(deferred, deferred_bufs):
+            low.buffers[v] = b
+        return c.read(e, idx, width)
+
     out_shape = in_shape[:axis] + in_shape[axis + 1:]
     scalar_result = not out_shape
     bufs = [] if scalar_result else [low.alloc_buffer(r.type) for r in op.results]
-    em = low.emitter_before(op)
     results = []
 
     if axis == len(in_shape) - 1:
         d = in_shape[-1]
         vl = low.vector_length(in_shape, c.inputs)
 
-        chains = _chains(low, c, vl, d)
+        chains = _chains(low, c, vl, d, deferred)
         # The next row's prefetches waiting for a loop (a layer norm's, after its mean)
         # go all at once before this one: issued a line per chunk of the variance's
         # reduction, the layer norm was 5-10% slower (Zen 3, 4096 x 1024).
         hints.flush_prefetches(low, em)
 
-        def body(e, idx):
+        def reduce_row(e, idx, read, combine, first=None):
+            """The row at `idx` combined to one scalar per carried value: `read(e, idx,
+            width)` gives a chunk's values, `combine(e, accs, chunk, width)` combines two
+            sets, `first(e, chunk, width)` (if given) maps each chain's first chunk."""
             # `chains` independent accumulators, chain j reading chunks j, j + chains, ...:
             # one loop-carried chain would run at the latency of the combine (3 cycles for
             # an fp32 add) instead of the throughput of the vector units.
-            sets = [c.read(e, idx + (j * vl,), vl) for j in range(chains)]
+            sets = [read(e, idx + (j * vl,), vl) for j in range(chains)]
+            if first is not None:
+                sets = [first(e, s, vl) for s in sets]
             n = len(c.inputs)  # loop-carried values per chain
 
             def chunk(ce, k, flat):
-                return [a for j in range(chains) for a in c.combine_with(
-                    low, ce, flat[j * n:(j + 1) * n], c.read(ce, idx + (ce.idx_add(k, j * vl),), vl), vl)]
+                return [a for j in range(chains) for a in combine(
+                    ce, flat[j * n:(j + 1) * n], read(ce, idx + (ce.idx_add(k, j * vl),), vl), vl)]
             step = chains * vl
             if d > step:
                 flat = e.for_loop(step, d, step, [a for s in sets for a in s], chunk)
                 sets = [flat[j * n:(j + 1) * n] for j in range(chains)]
             while len(sets) > 1:  # pairwise, in order
-                sets = [c.combine_with(low, e, sets[j], sets[j + 1], vl) for j in range(0, len(sets), 2)]
+                sets = [combine(e, sets[j], sets[j + 1], vl) for j in range(0, len(sets), 2)]
             accs = sets[0]
             w = vl
             while w > 2:
                 halves = [_halves(e, a, w) for a in accs]
-                accs = c.combine_with(low, e, [h[0] for h in halves], [h[1] for h in halves], w // 2)
+                accs = combine(e, [h[0] for h in halves], [h[1] for h in halves], w // 2)
                 w //= 2
             if w == 2:
                 lanes = [[e.emit(vector.ExtractOp(a, [k], a.type.element_type)) for a in accs] for k in (0, 1)]
-                accs = c.combine_with(low, e, lanes[0], lanes[1], 1)
+                accs = combine(e, lanes[0], lanes[1], 1)
+            return accs
+
+        def region(e, accs, chunk, width):
+            return c.combine_with(low, e, accs, chunk, width)
+        extremum = _nan_skipping_extremum(c)
+
+        def body(e, idx):
+            if extremum is None:
+                accs = reduce_row(e, idx, read, region)
+            else:
+                accs = _extremum_row(e, extremum, c.compute[0], lambda ex, *a: reduce_row(ex, idx, *a),
+                                     read, reread, region)
             if scalar_result:
                 results.extend(to_storage(e, v, t, 1) for v, t in zip(accs, c.storage))
             else:
@@ -204,10 +336,10 @@ def lower_reduce(low, op: Operation):
             return idx[:axis] + (k,) + idx[axis:]
 
         def body(e, idx):
-            accs = c.read(e, insert(idx, 0), vl)
+            accs = read(e, insert(idx, 0), vl)
             if d > 1:
                 accs = e.for_loop(1, d, 1, accs,
-                                  lambda ce, k, a: c.combine_with(low, ce, a, c.read(ce, insert(idx, k), vl), vl))
+                                  lambda ce, k, a: c.combine_with(low, ce, a, read(ce, insert(idx, k), vl), vl))
             c.write(e, accs, bufs, idx, vl)
         low.nest(em, out_shape, vl, body)
     if scalar_result:
@@ -216,6 +348,8 @@ def lower_reduce(low, op: Operation):
     else:
         for r, b in zip(op.results, bufs):
             low.buffers[r] = b
+    for v, b in zip(deferred, deferred_bufs):
+        low.buffers[v] = b
 
 
 def lower_scan(low, op: Operation):

@@ -21,8 +21,7 @@ from xdsl.ir import Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import attr, attr_int, element_type, shape_of
 
-from .core import is_elementwise
-from .util import is_tensor, widen
+from .util import is_elementwise, is_tensor, widen
 
 # How lanes along one dimension read a tensor's sources.
 _UNIFORM = 0   # no memory access varies along it (splats, ranges, constants)
