@@ -11,9 +11,9 @@ element every `prefetch_step` lanes (a line's worth of contiguous lanes; of lane
 elements apart, as Inductor's `2*x0 + 256*row`; or of lanes that repeat one address).
 The lines are not issued at the prefetch's position but by the next loop nest the
 conversion emits in the same block when it runs over the tile's shape (a materialization,
-a store: take_pending / issue), a line per chunk between its computations; before any
-other loop (a reduction, a nest over another shape), or at the end of the block, all at
-once. A `spread` prefetch of a 2-D tile is handed to the tt.dot after it, which issues its
+a store, a reduction that computes a materialized value in its loop: take_pending / issue),
+a line per chunk between its computations; before any other loop (a reduction, a nest over
+another shape), or at the end of the block, all at once. A `spread` prefetch of a 2-D tile is handed to the tt.dot after it, which issues its
 lines between its micro-tiles (dot.py); the step of such a tile may rest on the axis
 analysis' assumption (a prefetch is a hint: a wrong one only fetches other lines).
 """
