@@ -130,3 +130,37 @@ tt.func public @max_row(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.p
   tt.store %o, %s : !tt.ptr<f32>
   tt.return
 }
+
+// Not through another buffered value: `e` (exp, read by `f` and the store) is computed into
+// its buffer by a loop of its own, since the sum reads it only through `f`, which is
+// buffered too (deferred to the sum: computed in its loop from e's buffer).
+// CHECK-LABEL: func.func public @two_exps
+// CHECK: %[[F:.*]] = memref.alloca() {{.*}} : memref<256xf32>
+// CHECK: %[[E:.*]] = memref.alloca() {{.*}} : memref<256xf32>
+// CHECK: scf.for
+// CHECK: math.exp
+// CHECK: vector.store {{.*}}, %[[E]]
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: vector.load %[[E]]
+// CHECK-NEXT: math.exp
+// CHECK-NEXT: vector.store {{.*}}, %[[F]]
+tt.func public @two_exps(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  %v = tt.load %xp : tensor<256x!tt.ptr<f32>>
+  %e = math.exp %v : tensor<256xf32>
+  %f = math.exp %e : tensor<256xf32>
+  %s = "tt.reduce"(%f) <{axis = 0 : i32}> ({
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    tt.reduce.return %c : f32
+  }) : (tensor<256xf32>) -> f32
+  %ss = tt.splat %s : f32 -> tensor<256xf32>
+  %q = arith.divf %f, %ss : tensor<256xf32>
+  %t = arith.addf %q, %e : tensor<256xf32>
+  %os = tt.splat %o : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %op = tt.addptr %os, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  tt.store %op, %t : tensor<256x!tt.ptr<f32>>
+  tt.return
+}

@@ -854,7 +854,7 @@ class FuncLowering:
         for g in groups:
             g.deferred.sort(key=lambda v: position[v.owner])
         for v in sorted(plan - depth_cuts, key=lambda v: position[v.owner]):
-            r = reductions.deferring_reduce(self, v, roots[v], position, writes)
+            r = reductions.deferring_reduce(v, roots[v], plan, position, writes)
             if r is not None:
                 plan.discard(v)
                 self.reduce_deferred.setdefault(r, []).append(v)

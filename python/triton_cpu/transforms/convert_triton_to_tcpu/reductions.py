@@ -208,14 +208,15 @@ def _extremum_row(e, extremum, elem, reduce_row, read, reread, region):
     return e.if_else(again, [r.type], lambda te: reduce_row(te, reread, region), lambda ee: [r])
 
 
-def deferring_reduce(low, v, roots, position, writes) -> Operation | None:
+def deferring_reduce(v, roots, plan, position, writes) -> Operation | None:
     """The reduction that is to compute `v` (a value the function would compute into a
     buffer right after its definition) and write its buffer, or None. It is the first of
     `v`'s consumers (`roots`: the ops whose nests evaluate it) when that is a tt.reduce in
     `v`'s block whose operands are elementwise functions of `v` (same shape: the
     reduction's loop visits every index of `v` once, at the indices the operands are read
-    at), every other consumer comes after it, and nothing between `v`'s definition and
-    it writes memory (`v`'s loads read then what they would have read at `v`)."""
+    at; not through another value of `plan`, which is read from its buffer), every other
+    consumer comes after it, and nothing between `v`'s definition and it writes memory
+    (`v`'s loads read then what they would have read at `v`)."""
     producer = v.owner
     first = min(roots, key=lambda r: position.get(r, len(position)))
     if first.name != "tt.reduce" or first not in position or first.parent_block() is not producer.parent_block():
@@ -232,7 +233,7 @@ def deferring_reduce(low, v, roots, position, writes) -> Operation | None:
         x = stack.pop()
         if x is v:
             return first
-        if x in seen or not is_tensor(x) or not isinstance(x.owner, Operation):
+        if x in seen or x in plan or not is_tensor(x) or not isinstance(x.owner, Operation):
             continue
         seen.add(x)
         if is_elementwise(x.owner) and shape_of(x) == shape:
