@@ -6,7 +6,6 @@ ttir_to_ttcir: TTIR text -> TritonCPU IR (xDSL module), through the passes of
 ttcir_to_llir: TritonCPU IR -> LLVM IR text, optimized with LLVM O3 for the host.
 """
 from xdsl.passes import PassPipeline
-from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from triton_cpu import llvm
@@ -15,6 +14,7 @@ from triton_cpu.transforms.inline_ptx_math import InlinePTXMath
 from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
 from triton_cpu.transforms.peel_accumulator_loops import PeelAccumulatorLoops
 from triton_cpu.transforms.prefetch_next_program import PrefetchNextProgram
+from triton_cpu.transforms.scoped_cse import ScopedCSE
 from triton_cpu.transforms.split_bound_check_loops import SplitBoundCheckLoops
 from triton_cpu.transforms.split_row_tiles import SplitRowTiles
 from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
@@ -32,7 +32,7 @@ def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = 
         ConvertTritonToTCPU(vector_bits=vector_bits, bf16_dot=bf16_dot),
         SplitBoundCheckLoops(),
         *([InsertBoundsChecks()] if bounds_check else []),
-        CommonSubexpressionElimination(),
+        ScopedCSE(),
         DeadCodeElimination(),
     ]
 

@@ -19,13 +19,14 @@ def available_passes():
     from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
     from triton_cpu.transforms.peel_accumulator_loops import PeelAccumulatorLoops
     from triton_cpu.transforms.prefetch_next_program import PrefetchNextProgram
+    from triton_cpu.transforms.scoped_cse import ScopedCSE
     from triton_cpu.transforms.split_bound_check_loops import SplitBoundCheckLoops
     from triton_cpu.transforms.split_row_tiles import SplitRowTiles
     from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
     from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
     passes = [InlinePTXMath, UniformLoopIncrements, PeelAccumulatorLoops, TransposeColumnTiles, SplitRowTiles,
               PrefetchNextProgram, ConvertTritonToTCPU, SplitBoundCheckLoops,
-              InsertBoundsChecks,
+              InsertBoundsChecks, ScopedCSE,
               CommonSubexpressionElimination, DeadCodeElimination]
     return {p.name: (lambda p=p: p) for p in passes}
 
