@@ -25,16 +25,12 @@ from xdsl.traits import is_side_effect_free
 
 
 def _key(op: Operation):
-    """A hashable identity of what `op` computes, or None when it cannot be merged."""
+    """An identity of what `op` computes (hashable unless an attribute is not), or None
+    when it cannot be merged."""
     if op.regions or not op.results or op.successors or not is_side_effect_free(op):
         return None
-    try:
-        key = (op.name, tuple(op.operands), tuple(r.type for r in op.results),
-               tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())))
-        hash(key)
-    except TypeError:  # an attribute without a hash: keep the op
-        return None
-    return key
+    return (op.name, tuple(op.operands), tuple(r.type for r in op.results),
+            tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())))
 
 
 def _cse_block(block: Block, outer: list[dict]):
@@ -47,7 +43,10 @@ def _cse_block(block: Block, outer: list[dict]):
         key = _key(op)
         if key is None:
             continue
-        first = next((s[key] for s in reversed(scopes) if key in s), None)
+        try:
+            first = next((s[key] for s in reversed(scopes) if key in s), None)
+        except TypeError:  # an attribute without a hash: keep the op
+            continue
         if first is None:
             seen[key] = op
             continue

@@ -60,10 +60,8 @@ from triton_cpu.errors import UnsupportedError
 from . import contiguity_checks, hints, reductions, store_groups, strided_loads, write_guards
 from .lane_groups import LaneGroup, group_size, grouped_value
 from .shape_ops import FUSED
-from .util import INDEX, Index, bits, is_tensor, is_volatile, vec_type, vector_type
+from .util import ELEMENTWISE_PREFIXES, INDEX, Index, bits, is_tensor, is_volatile, vec_type, vector_type
 
-# Elementwise ops that keep their name: cloned with vector or scalar types.
-_ELEMENTWISE_PREFIXES = ("arith.", "math.")
 _RENAMED_ELEMENTWISE = {
     "tt.precise_sqrt": math.SqrtOp,
     "tt.precise_divf": arith.DivfOp,
@@ -509,7 +507,7 @@ class FuncLowering:
             operands = [op.operands[0]] + [get(x) for x in op.operands[1:]]
             return emit(arith.SelectOp(*operands))
         operands = [get(x) for x in op.operands]
-        if name.startswith(_ELEMENTWISE_PREFIXES) and name != "arith.constant":
+        if name.startswith(ELEMENTWISE_PREFIXES) and name != "arith.constant":
             new = type(op).create(operands=operands, result_types=[rtype], properties=dict(op.properties),
                                   attributes=dict(op.attributes))
             return emit(new)

@@ -16,6 +16,8 @@ INTEGER_DIVISIONS = frozenset({"arith.divsi", "arith.divui", "arith.remsi", "ari
                                "arith.ceildivsi", "arith.ceildivui"})
 
 
+# Elementwise ops that keep their name: cloned with vector or scalar types.
+ELEMENTWISE_PREFIXES = ("arith.", "math.")
 # tt ops that read their operands at the index they produce.
 _ELEMENTWISE_TT = frozenset({"tt.splat", "tt.addptr", "tt.load", "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int",
                              "tt.fp_to_fp", "tt.clampf", "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui",
@@ -24,7 +26,7 @@ _ELEMENTWISE_TT = frozenset({"tt.splat", "tt.addptr", "tt.load", "tt.bitcast", "
 
 def is_elementwise(op: Operation) -> bool:
     """Reads its operands at the index it produces (no data movement between indices)."""
-    return op.name.startswith(("arith.", "math.")) or op.name in _ELEMENTWISE_TT
+    return op.name.startswith(ELEMENTWISE_PREFIXES) or op.name in _ELEMENTWISE_TT
 
 
 def is_tensor(value: SSAValue) -> bool:
