@@ -103,7 +103,7 @@ CASES = {
         assert nans.sum() == 6 and (Z[nans] == 0x7FFFFFFF).all(), Z[nans].tolist()
     """,
     # fuzz seed 6528: a row max truncated to int8 stored with a one-lane mask. LLVM 22's X86
-    # backend (AVX-512) wrote the untruncated i32 (4 bytes) into the neighbours.
+    # backend (AVX-512) wrote the untruncated i32 (4 bytes) into the neighbours. Floats too.
     "truncated_store_one_lane": """
         @triton.jit
         def kernel(X, Y, LIVE: tl.constexpr):
@@ -111,10 +111,12 @@ CASES = {
             v = tl.max(tl.load(X + r[:, None] * 16 + r[None, :]), axis=1)
             tl.store(Y + r, v.to(Y.dtype.element_ty), mask=r < LIVE)
 
-        for src, dst in ((torch.int32, torch.int8), (torch.int32, torch.int16), (torch.int64, torch.int32)):
+        # the float narrowings store with a plain mask (no truncating masked store exists)
+        for src, dst in ((torch.int32, torch.int8), (torch.int32, torch.int16), (torch.int64, torch.int32),
+                         (torch.float64, torch.float32), (torch.float32, torch.float16), (torch.float32, torch.bfloat16)):
             for live in (1, 2, 15):
                 for bits in (256, 512):
-                    X = torch.randint(-100, 100, (256,), dtype=src)
+                    X = torch.randint(-100, 100, (256,)).to(src)
                     Y = torch.full((24,), 77, dtype=dst)
                     kernel[(1,)](X, Y, LIVE=live, vector_bits=bits)
                     ref = torch.full((24,), 77, dtype=dst)

@@ -1517,19 +1517,25 @@ class FunctionEmitter:
                 with partial:
                     mask = self.v(op.mask)
                     cg.call_intrinsic(b, "llvm.masked.store", [x.type, cg.PTR], cg.VOID,
-                                      [x, ptr, ir.Constant(cg.I32, align), self._opaque_mask(mask)])
+                                      [x, ptr, ir.Constant(cg.I32, align), self._opaque_mask(mask, x.type)])
         return None
 
-    def _opaque_mask(self, mask):
-        """`mask`, hidden from LLVM's constant folding on x86. LLVM 22's X86 backend turns a
-        masked store of a truncated vector (i32 -> i8, i64 -> i32, ...) whose constant mask
-        has one lane set into a scalar store of the untruncated element: 4 or 8 bytes written
-        where 1 or 4 were meant (found by scripts/fuzz.py, seed 6528: `tl.store(p + r, x.to(
-        tl.int8), mask=r < 1)` on AVX-512). An empty inline asm on the mask's bits keeps it
-        a run-time value: a real masked store. (Only the partial path gets here: the full one
-        is a plain store.)"""
+    def _opaque_mask(self, mask, stored):
+        """`mask`, hidden from LLVM's constant folding on x86 when the `stored` vector has
+        integer elements. LLVM 22's X86 backend turns a masked store of a truncated vector
+        (i32 -> i8, i64 -> i32, ...) whose constant mask has one lane set into a scalar store
+        of the untruncated element: 4 or 8 bytes written where 1 or 4 were meant (found by
+        scripts/fuzz.py, seed 6528: `tl.store(p + r, x.to(tl.int8), mask=r < 1)` on
+        AVX-512). An empty inline asm on the mask's bits keeps it a run-time value: a real
+        masked store. (Only the partial path gets here: the full one is a plain store.)
+        Only integer truncations fold into x86's truncating masked stores (vpmov*), so
+        float and double stores keep a plain mask: the inline asm costs ~3 ms of LLVM's
+        instruction selection per store (its constraint is matched against every register
+        class), a tenth of a small kernel's code generation. bf16 and fp8 are stored as
+        integers and keep it."""
         n = mask.type.count if isinstance(mask.type, ir.VectorType) else 1
-        if not self.me.x86 or n < 2 or n > 64:
+        elem = stored.element if isinstance(stored, ir.VectorType) else stored
+        if not self.me.x86 or n < 2 or n > 64 or not isinstance(elem, ir.IntType):
             return mask
         b = self.builder
         bits = ir.IntType(n)
