@@ -854,7 +854,7 @@ def test_warm_benchmarker(grid, monkeypatch):
     # Four programs of 0.5 ms on one thread: 2 ms a call, plus setup.
     run = lambda: grid(4, spin_us=500, num_threads=1)  # noqa: E731
     times = bench(run, warmup=2, rep=20, return_mode="all")
-    assert len(times) >= 5 and min(times) > 1.9 and statistics.median(times) < 50  # one call may be preempted
+    assert len(times) >= 10 and min(times) > 1.9 and statistics.median(times) < 50  # one call may be preempted
     lo, med, hi = bench(run, warmup=1, rep=20, quantiles=[0.0, 0.5, 1.0])
     assert 1.9 < lo <= med <= hi < 50
     assert 1.9 < bench(run, warmup=1, rep=10) < 50  # the mean
@@ -872,7 +872,7 @@ def test_warm_benchmarker(grid, monkeypatch):
         seen.append(x.grad is None)
         x.grad = torch.ones(3)
     bench(step, warmup=0, rep=1, grad_to_none=[x])
-    assert len(seen) >= 6 and all(seen)
+    assert len(seen) >= 14 and all(seen)  # 1 + 3 untimed calls, 10 timed
 
 
 def test_launch_overhead_is_small(load):
