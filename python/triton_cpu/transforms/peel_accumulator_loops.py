@@ -43,6 +43,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from triton_cpu.analysis.axis_info import attr
 from triton_cpu.dialects.compat import arith
@@ -109,11 +110,7 @@ def peel(loop: scf.ForOp) -> None:
     loop.detach_region(region)
     rest = scf.ForOp(start.result, ub, step, list(head.results), region)
     rest.attributes.update(loop.attributes)  # loop hints (tt.num_stages, llvm.loop_annotation, ...)
-    parent.insert_op_before(rest, loop)
-    for old, new in zip(loop.results, rest.results):
-        old.replace_all_uses_with(new)
-    loop.detach()
-    loop.erase()
+    Rewriter.replace_op(loop, rest)
 
 
 @dataclass(frozen=True)

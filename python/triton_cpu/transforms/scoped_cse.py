@@ -21,6 +21,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 from xdsl.traits import is_side_effect_free
 
 
@@ -50,10 +51,7 @@ def _cse_block(block: Block, outer: list[dict]):
         if first is None:
             seen[key] = op
             continue
-        for old, new in zip(op.results, first.results):
-            old.replace_all_uses_with(new)
-        op.detach()
-        op.erase()
+        Rewriter.replace_op(op, [], first.results)
 
 
 @dataclass(frozen=True)
