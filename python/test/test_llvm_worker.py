@@ -1,6 +1,7 @@
 """LLVM runs in a worker process (triton_cpu/llvm_worker.py): an LLVM abort becomes an exception
 or a fallback compile, never the end of the user's process."""
 import functools
+import os
 import multiprocessing
 import warnings
 
@@ -168,3 +169,87 @@ def test_threads_compiling_different_kernels_at_once():
 
     run_in_threads(*(functools.partial(run, f) for f in factors))
     assert results == {f: True for f in factors}
+
+
+# -- the compile stages in the worker (triton_cpu/stages.py) ---------------------------------
+
+@triton.jit
+def add_one_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + 1.0)
+
+
+def test_the_stages_run_in_the_worker_and_this_process_never_imports_xdsl(tmp_path):
+    """A kernel compiled in a fresh process: its ttcir and llir stages ran in the worker (the
+    TritonCPU IR came back as text with the worker's handle), and xDSL was not imported here
+    (llvmlite is: the host's CPU, the assembly stage's request)."""
+    import subprocess
+    import sys
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import sys, torch, triton, triton.language as tl\n"
+        "from triton_cpu import stages\n"
+        "seen = []\n"
+        "real = stages.ttcir\n"
+        "def spy(*a):\n"
+        "    out = real(*a)\n"
+        "    seen.append(getattr(out[0], 'handle', None))\n"
+        "    return out\n"
+        "stages.ttcir = spy\n"
+        "@triton.jit\n"
+        "def k(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)\n"
+        "x = torch.arange(8.0); y = torch.empty(8)\n"
+        "k[(1,)](x, y, BLOCK=8)\n"
+        "assert torch.equal(y, x * 2), y\n"
+        "assert seen and seen[0], seen\n"
+        "print(sorted(m for m in sys.modules if m == 'xdsl' or m.startswith(('xdsl.', 'triton_cpu.pipeline'))))\n")
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("TRITON_CPU_LLVM_IN_PROCESS", None)
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_an_llvm_abort_in_the_llir_stage_recompiles_with_the_next_pipeline(monkeypatch, tmp_path):
+    """The worker dies in the llir request (simulated for the first pipeline): the stage is
+    sent again, with the TritonCPU IR text, to a new worker that starts at the next
+    pipeline, and the compile warns."""
+    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path))
+    real_call = llvm_worker.call
+    firsts = []
+
+    def call(op, *args):
+        if op == "llir":
+            handle, text, options, host, first = args
+            firsts.append((first, handle is not None, len(text) > 0))
+            if first == 0:
+                raise llvm_worker.LLVMAborted("LoopVectorize.cpp:1: Assertion `x' failed.", -6)
+        return real_call(op, *args)
+
+    monkeypatch.setattr(llvm_worker, "call", call)
+    if llvm_worker.in_process():
+        pytest.skip("TRITON_CPU_LLVM_IN_PROCESS=1: the stages run in this process")
+    x = torch.arange(16.0)
+    out = torch.empty(16)
+    with pytest.warns(LLVMFallbackWarning, match="kernel 'add_one_kernel'.*LoopVectorize"):
+        add_one_kernel[(1,)](x, out, BLOCK=16)
+    assert torch.equal(out, x + 1)
+    assert firsts == [(0, True, True), (1, False, True)]
+
+
+def test_an_error_in_the_worker_keeps_its_type_message_and_traceback():
+    """An exception raised by a stage in the worker is raised here as itself, with the
+    worker's traceback as a note (an internal error: bad TTIR text)."""
+    import types
+    if llvm_worker.in_process():
+        pytest.skip("TRITON_CPU_LLVM_IN_PROCESS=1: no worker")
+    options = types.SimpleNamespace(line_info=False, bounds_check=False, prefetch=True, vector_bits=0)
+    with pytest.raises(Exception) as err:
+        llvm_worker.call("ttcir", "this is not TTIR", None, options, llvm.host())
+    assert type(err.value).__name__ == "ParseError"
+    assert any("raised in the compiler worker process" in n and "Traceback" in n
+               for n in getattr(err.value, "__notes__", []))
+    # The worker survived it.
+    assert "fadd" in llvm.optimize(SMALL_IR, llvm.host())

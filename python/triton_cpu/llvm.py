@@ -71,15 +71,15 @@ PIPELINES = (
 )
 
 
-def optimize(ir_text: str, h: Host, kernel: str = "kernel") -> str:
+def optimize(ir_text: str, h: Host, kernel: str = "kernel", first: int = 0) -> str:
     """Parses, verifies and optimizes the module for the host CPU (LLVM's O3 pipeline) in the
     LLVM worker process; returns the IR text. If LLVM aborts, or its output does not verify,
     retries with the next of PIPELINES and warns (LLVMFallbackWarning); raises
-    LLVMCrashError when all fail."""
+    LLVMCrashError when all fail. `first`: the index in PIPELINES to start from."""
     from triton_cpu import llvm_worker
     from triton_cpu.errors import LLVMCrashError, LLVMFallbackWarning
     failures = []
-    for label, config in PIPELINES:
+    for label, config in PIPELINES[first:]:
         try:
             out, invalid = llvm_worker.call("optimize", ir_text, h, config)
         except llvm_worker.LLVMAborted as e:

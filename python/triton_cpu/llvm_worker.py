@@ -1,24 +1,32 @@
-"""LLVM in a helper process, so that an LLVM assertion ends the helper and not the user's Python.
+"""The compiler worker: LLVM, and the compiler's Python stages, in a helper process.
 
 llvmlite's LLVM is built with assertions enabled: when a pass trips one on a kernel we emit
 (LLVM 22's loop vectorizer does on some scalar min/max reduction loops), LLVM calls abort()
 and, run in-process, would take the user's interpreter with it (their notebook, training job,
-test session). The compile stages that run LLVM (`llvm.optimize`, `llvm.to_asm`) therefore send
-their IR to one long-lived worker process per user process. When the worker dies on a request
-the caller gets `LLVMAborted` carrying what LLVM printed, and the next request starts a fresh
-worker; `llvm.optimize` uses that to retry with a more conservative pipeline.
+test session). The compile stages therefore run in one long-lived worker process per user
+process: the ttcir and llir stages whole (stages.py: TTIR text in, TritonCPU IR and LLVM IR
+text out; the worker also imports the compiler, ~0.45 s, while the user's process runs
+Triton's frontend), and the assembly (`llvm.to_asm`). When the worker dies on a request the
+caller gets `LLVMAborted` carrying what LLVM printed, and the next request starts a fresh
+worker; `stages.llir` and `llvm.optimize` use that to retry with a more conservative
+pipeline.
 
 Protocol: length-prefixed pickles over the worker's stdin and stdout, one request at a time (a
-lock serializes threads). The worker's stderr goes to a temporary file, copied to ours after
-each request and read for LLVM's message when the worker dies. The worker runs in its own
-session, so Ctrl-C reaches only the user's process; it exits when its stdin closes, i.e. when
-the user's process exits. A process forked from the user's starts its own worker.
+lock serializes threads). A reply carries the result, or the exception (pickled with its
+traceback text, which becomes a note of the exception raised here; by type name and message
+when it does not pickle), and the warnings the request issued, issued again here. The
+worker's stderr goes to a temporary file, copied to ours after each request and read for
+LLVM's message when the worker dies. The worker runs in its own session, so Ctrl-C reaches
+only the user's process; it exits when its stdin closes, i.e. when the user's process exits.
+A process forked from the user's starts its own worker.
 
-`TRITON_CPU_LLVM_IN_PROCESS=1` runs LLVM in the calling process instead (to debug LLVM itself
-under gdb); so does a Python whose `sys.executable` cannot be started.
+`TRITON_CPU_LLVM_IN_PROCESS=1` runs everything in the calling process instead (to debug the
+compiler under pdb or LLVM under gdb); so does a Python whose `sys.executable` cannot be
+started.
 """
 import atexit
 import builtins
+import gc
 import os
 import pickle
 import re
@@ -27,8 +35,11 @@ import subprocess
 import sys
 import tempfile
 import threading
+import traceback
+import warnings
 
 from triton_cpu import env_flag
+from triton_cpu.errors import UnsupportedError
 
 _HEADER = struct.Struct("<Q")
 
@@ -43,13 +54,17 @@ class LLVMAborted(RuntimeError):
 
 
 def _operations():
-    from triton_cpu import llvm
+    from triton_cpu import llvm, stages
     # "abort" does what a failing LLVM assertion does: tests use it to check the crash path.
-    return {"optimize": llvm.optimize_here, "asm": llvm.asm_here, "abort": os.abort}
+    return {"optimize": llvm.optimize_here, "asm": llvm.asm_here, "ttcir": stages.ttcir_here,
+            "llir": stages.llir_here, "abort": os.abort}
+
+
+_in_worker = False  # set in the worker process: its own requests run where they are
 
 
 def in_process() -> bool:
-    return _spawn_failed or env_flag("TRITON_CPU_LLVM_IN_PROCESS", False)
+    return _in_worker or _spawn_failed or env_flag("TRITON_CPU_LLVM_IN_PROCESS", False)
 
 
 def llvm_message(stderr: str) -> str:
@@ -108,8 +123,15 @@ class _Worker:
             raise
         sys.stderr.write(self._new_stderr())
         reply = pickle.loads(body)
+        for category, message in reply[-1]:  # the warnings the request issued
+            warnings.warn(message, category, stacklevel=4)
         if reply[0] == "ok":
             return reply[1]
+        if reply[0] == "exc":  # the exception itself, pickled
+            exc, trace = reply[1], reply[2]
+            if not isinstance(exc, UnsupportedError):  # a user error needs no compiler traceback
+                exc.add_note(f"(raised in the compiler worker process)\n{trace}")
+            raise exc
         exc_type = getattr(builtins, reply[1], None)
         if not (isinstance(exc_type, type) and issubclass(exc_type, Exception)):
             exc_type = RuntimeError
@@ -132,6 +154,11 @@ class _Worker:
             self.proc.wait(timeout=5)
         except Exception:
             self.proc.kill()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                pipe.close()
+            except Exception:  # noqa: BLE001 (a broken pipe is closed all the same)
+                pass
         self.stderr.close()
 
 
@@ -189,25 +216,50 @@ def _stop():
 
 
 def serve():
-    """The worker's loop: answers requests until its stdin closes."""
+    """The worker's loop: answers requests until its stdin closes. Each reply carries the
+    warnings its request issued; an exception is sent pickled with its traceback (or, when
+    it does not pickle, by type name and message)."""
+    global _in_worker
+    _in_worker = True
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything LLVM or Python prints goes to stderr, not into the replies
     sys.stdout = sys.stderr
     requests = sys.stdin.buffer
     operations = _operations()
+    try:  # the compiler's imports, while the user's process runs Triton's frontend
+        from triton_cpu import stages
+        stages.preload()
+    except Exception:  # noqa: BLE001 (a request that needs the module reports the error)
+        pass
+    # What is loaded now lives as long as the worker: the cyclic collector stops visiting
+    # it (each compile's transient IR is what it collects).
+    gc.freeze()
     while True:
         head = requests.read(_HEADER.size)
         if len(head) < _HEADER.size:
             return
         op, args = pickle.loads(requests.read(_HEADER.unpack(head)[0]))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                reply = ("ok", operations[op](*args))
+            except Exception as e:  # reported to the caller, the worker goes on
+                reply = ("exc", e, traceback.format_exc())
+        issued = [(w.category, str(w.message)) for w in caught]
         try:
-            reply = ("ok", operations[op](*args))
-        except Exception as e:  # reported to the caller, the worker goes on
-            reply = ("err", type(e).__name__, str(e))
-        data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps((*reply, issued), protocol=pickle.HIGHEST_PROTOCOL)
+            if reply[0] == "exc":
+                pickle.loads(data)  # an exception whose constructor takes other arguments fails here
+        except Exception:  # noqa: BLE001 (an exception object that does not pickle)
+            e = reply[1]
+            data = pickle.dumps(("err", type(e).__name__, f"{e}\n(raised in the compiler worker process)\n{reply[2]}",
+                                 issued), protocol=pickle.HIGHEST_PROTOCOL)
         replies.write(_HEADER.pack(len(data)) + data)
         replies.flush()
 
 
 if __name__ == "__main__":
-    serve()
+    # Run as `python -m`, this file is the module __main__: serve from the package's own
+    # module, whose `_in_worker` the compiler's code (llvm.optimize) reads.
+    from triton_cpu import llvm_worker
+    llvm_worker.serve()

@@ -4,6 +4,9 @@ ttir_to_ttcir: TTIR text -> TritonCPU IR (xDSL module), through the passes of
     `ttcir_passes` in order (insert-bounds-checks only in the bounds-checked mode,
     prefetch-next-program unless the `prefetch` option is off);
 ttcir_to_llir: TritonCPU IR -> LLVM IR text, optimized with LLVM O3 for the host.
+ttcir_stage: the ttcir stage's work around ttir_to_ttcir (which text to parse, the
+    metadata). The backend's stages run these in the compiler worker (llvm_worker.py), or
+    here with TRITON_CPU_LLVM_IN_PROCESS=1.
 """
 from xdsl.passes import PassPipeline
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
@@ -100,6 +103,26 @@ def ttir_to_ttcir(ttir_text: str, options, host):
     return module, name
 
 
+def ttcir_stage(full_text, bare_text: str | None, options, host):
+    """(TritonCPU module, kernel name, buffer bytes) for the TTIR of a kernel. `bare_text` is
+    the TTIR without source locations, a third faster to parse, used when the code does not
+    need them (line tables, bounds checks and asserts do) and the lowering succeeds; else
+    `full_text` (a string, or a function that returns it), so that an error names its line;
+    with `full_text` None, that error is raised for the caller to send the full text."""
+    from triton_cpu.errors import UnsupportedError
+    full = full_text if isinstance(full_text, str) else None
+    if bare_text is None or "tt.assert" in bare_text:
+        module, name = ttir_to_ttcir(full or full_text(), options, host)
+    else:
+        try:
+            module, name = ttir_to_ttcir(bare_text, options, host)
+        except UnsupportedError:
+            if full_text is None:
+                raise
+            module, name = ttir_to_ttcir(full or full_text(), options, host)
+    return module, name, buffer_bytes(module)
+
+
 def buffer_bytes(module) -> int:
     """Memory one program needs for its materialized tensors (stack or scratch): what the
     backend reports as `metadata.shared`, 0 when it needs none (as a GPU kernel without
@@ -116,7 +139,9 @@ def buffer_bytes(module) -> int:
     return total
 
 
-def ttcir_to_llir(module, options, host) -> str:
+def ttcir_to_llir(module, options, host, first_pipeline: int = 0) -> str:
+    """LLVM IR text, optimized, for a TritonCPU module (or its text); LLVM's pipelines are
+    tried from llvm.PIPELINES[first_pipeline] on (llvm.optimize)."""
     from triton_cpu.codegen.llvm_emitter import emit_llvm
     from triton_cpu.codegen.math_lib import MathLib
     if isinstance(module, str):
@@ -128,4 +153,4 @@ def ttcir_to_llir(module, options, host) -> str:
     text = emit_llvm(module, name, bits, getattr(options, "line_info", False),
                      getattr(options, "enable_fp_fusion", True), math,
                      reciprocal_division(host, getattr(options, "reciprocal_division", None)))
-    return llvm.optimize(text, host, name)
+    return llvm.optimize(text, host, name, first_pipeline)

@@ -207,28 +207,21 @@ class CPUBackend(BaseBackend):
 
     @staticmethod
     def make_ttcir(mod, metadata, options, host):
-        from triton_cpu.errors import UnsupportedError
-        from triton_cpu.pipeline import buffer_bytes, ttir_to_ttcir
+        from triton_cpu import stages
         # Source locations cost a third of the parse time: read them only when the code
         # needs them (line tables, bounds checks, asserts name file:line) or to point an
-        # error at its line.
+        # error at its line (pipeline.ttcir_stage).
         bare = None if options.line_info or options.bounds_check else mod.str_nodebug()
-        if bare is None or "tt.assert" in bare:
-            module, name = ttir_to_ttcir(str(mod), options, host)
-        else:
-            try:
-                module, name = ttir_to_ttcir(bare, options, host)
-            except UnsupportedError:
-                module, name = ttir_to_ttcir(str(mod), options, host)
+        module, name, shared = stages.ttcir(lambda: str(mod), bare, options, host)
         metadata["name"] = name
-        metadata["shared"] = buffer_bytes(module)
+        metadata["shared"] = shared
         metadata["num_threads"] = options.num_threads
         return module
 
     @staticmethod
     def make_llir(src, metadata, options, host):
-        from triton_cpu.pipeline import ttcir_to_llir
-        return ttcir_to_llir(src, options, host)
+        from triton_cpu import stages
+        return stages.llir(src, options, host, metadata["name"])
 
     @staticmethod
     def make_asm(src, metadata, options, host):

@@ -535,6 +535,12 @@ class CPUDriver(DriverBase):
         self.utils = CPUUtils()
         self.launcher_cls = CPULauncher
         self._bench_cache = None
+        # The compiler worker boots now, when Triton selects this driver (at a process's
+        # first launch, before its argument binder and frontend): its imports overlap
+        # theirs, and the first compile finds it ready (triton_cpu/stages.py). A process
+        # whose kernels are all cached has one idle helper process.
+        from triton_cpu import llvm_worker
+        llvm_worker.start()
 
     @classmethod
     def is_active(cls):

@@ -1,0 +1,122 @@
+"""The ttcir and llir stages, run in the compiler worker (llvm_worker.py) or in this process.
+
+The Python half of the compiler (xDSL, our passes, the LLVM IR emitter) takes ~0.45 s to
+import, more than half of a first kernel's compile time, and the user's process would pay it
+on its first cache miss. The worker process imports it as it boots, which the driver starts
+when Triton first selects it (driver.py), so the import overlaps what Triton does before the
+first compile (its argument binder, its frontend); the user's process then never imports
+xDSL. The stages send the worker text and get text back:
+
+  ttcir  the TTIR text (without source locations when the code needs none, see
+         pipeline.ttcir_stage) -> the TritonCPU IR text, the kernel's name and buffer
+         bytes; the worker keeps the module under a handle for the llir stage.
+  llir   the handle (or, after the worker was restarted or when an IR override replaced the
+         stage's output, the TritonCPU IR text) -> optimized LLVM IR text.
+
+LLVM runs inside the worker's llir request: when it aborts there (llvm_worker.LLVMAborted),
+the request is sent again to a new worker with the next of llvm.PIPELINES, as llvm.optimize
+does for a request of its own, with the same warning and error. Exceptions raised in the
+worker (an unsupported op's UnsupportedError with its kernel and line, an internal error)
+are raised here with their type and message; warnings are issued again here.
+
+`llvm_worker.in_process()` (TRITON_CPU_LLVM_IN_PROCESS=1, or no Python to start) runs both
+stages in this process, with the module passed between them as an object.
+"""
+import dataclasses
+import itertools
+import os
+import types
+import warnings
+
+from triton_cpu import llvm_worker
+
+# In the worker: TritonCPU modules the ttcir stage made, by handle, waiting for their llir
+# stage (a few at most: one per kernel being compiled; the oldest are dropped).
+_MODULES: dict = {}
+_KEEP = 16
+_TOKEN = os.urandom(8).hex()  # per worker process: a handle from an earlier worker never matches
+_COUNTER = itertools.count()
+
+
+class TTCIRText(str):
+    """The ttcir stage's output when the worker made it: the IR text (what Triton writes to
+    its cache) and the handle of the module the worker keeps for the llir stage."""
+    handle: str | None = None
+
+
+def _plain(options):
+    """The options as a namespace of plain values (the worker does not import Triton)."""
+    if dataclasses.is_dataclass(options):
+        return types.SimpleNamespace(**{f.name: getattr(options, f.name) for f in dataclasses.fields(options)})
+    return options
+
+
+def ttcir(full_text, bare_text, options, host):
+    """(the stage's output for llir, kernel name, buffer bytes); `full_text` a function that
+    returns the TTIR with source locations, `bare_text` the TTIR without them or None."""
+    if llvm_worker.in_process():
+        from triton_cpu.pipeline import ttcir_stage
+        return ttcir_stage(full_text, bare_text, options, host)
+    full = full_text() if bare_text is None or "tt.assert" in bare_text else None
+    try:
+        text, name, shared, handle = llvm_worker.call("ttcir", full, bare_text, _plain(options), host)
+    except Exception as e:
+        from triton_cpu.errors import UnsupportedError
+        if full is not None or not isinstance(e, UnsupportedError):
+            raise
+        # Lowered without locations, it failed: again with them, so the error names its line.
+        text, name, shared, handle = llvm_worker.call("ttcir", full_text(), None, _plain(options), host)
+    out = TTCIRText(text)
+    out.handle = handle
+    return out, name, shared
+
+
+def llir(src, options, host, kernel: str) -> str:
+    """Optimized LLVM IR text for the ttcir stage's output `src` (a module in this process,
+    a TTCIRText from the worker, or TritonCPU IR text)."""
+    if llvm_worker.in_process() or not isinstance(src, str):
+        from triton_cpu.pipeline import ttcir_to_llir
+        return ttcir_to_llir(src, options, host)
+    from triton_cpu.errors import LLVMCrashError, LLVMFallbackWarning
+    from triton_cpu.llvm import PIPELINES
+    handle = getattr(src, "handle", None)
+    failures = []
+    for first, (label, _) in enumerate(PIPELINES):
+        try:
+            out = llvm_worker.call("llir", handle if first == 0 else None, str(src), _plain(options), host, first)
+        except llvm_worker.LLVMAborted as e:
+            failures.append(f"{label}: {e.detail}")
+            continue
+        if failures:
+            warnings.warn(f"LLVM failed optimizing kernel '{kernel}' ({failures[0]}); compiled it with "
+                          f"{label} or a later pipeline instead: the results are right, the code may be slower",
+                          LLVMFallbackWarning, stacklevel=2)
+        return out
+    raise LLVMCrashError(f"LLVM failed on kernel '{kernel}' with every pipeline tried:\n  " + "\n  ".join(failures))
+
+
+# -- the worker's side ----------------------------------------------------------------------
+
+def ttcir_here(full_text, bare_text, options, host):
+    from triton_cpu.pipeline import ttcir_stage
+    module, name, shared = ttcir_stage(full_text, bare_text, options, host)
+    handle = f"{_TOKEN}:{next(_COUNTER)}"
+    _MODULES[handle] = module
+    while len(_MODULES) > _KEEP:
+        del _MODULES[next(iter(_MODULES))]
+    return str(module), name, shared, handle
+
+
+def llir_here(handle, text, options, host, first: int) -> str:
+    from triton_cpu.pipeline import ttcir_to_llir
+    module = _MODULES.pop(handle, None) if handle is not None else None
+    return ttcir_to_llir(module if module is not None else text, options, host, first)
+
+
+def preload():
+    """The worker's imports at boot: everything the two stages use."""
+    import importlib
+    for name in ("triton_cpu.pipeline", "triton_cpu.codegen.llvm_emitter"):
+        importlib.import_module(name)
+    from triton_cpu.dialects.ttir import make_context
+    make_context()
