@@ -129,7 +129,8 @@ class _Worker:
             return reply[1]
         if reply[0] == "exc":  # the exception itself, pickled
             exc, trace = reply[1], reply[2]
-            if not isinstance(exc, UnsupportedError):  # a user error needs no compiler traceback
+            # A user error needs no compiler traceback; add_note is Python 3.11's.
+            if not isinstance(exc, UnsupportedError) and hasattr(exc, "add_note"):
                 exc.add_note(f"(raised in the compiler worker process)\n{trace}")
             raise exc
         exc_type = getattr(builtins, reply[1], None)
