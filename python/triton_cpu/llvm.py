@@ -77,22 +77,35 @@ def optimize(ir_text: str, h: Host, kernel: str = "kernel", first: int = 0) -> s
     retries with the next of PIPELINES and warns (LLVMFallbackWarning); raises
     LLVMCrashError when all fail. `first`: the index in PIPELINES to start from."""
     from triton_cpu import llvm_worker
+
+    def attempt(i):
+        out, invalid = llvm_worker.call("optimize", ir_text, h, PIPELINES[i][1])
+        return out, invalid and f"its output does not verify: {invalid.splitlines()[0]}"
+    return with_fallback(kernel, attempt, first)
+
+
+def with_fallback(kernel: str, attempt, first: int = 0):
+    """The output of `attempt(i)` for the first index i of PIPELINES, from `first` on, whose
+    attempt succeeds: it returns (output, "") or (anything, what went wrong), or raises
+    llvm_worker.LLVMAborted (LLVM ended the worker). Warns (LLVMFallbackWarning) when an
+    earlier pipeline failed; raises LLVMCrashError, naming every failure, when all fail."""
+    from triton_cpu import llvm_worker
     from triton_cpu.errors import LLVMCrashError, LLVMFallbackWarning
     failures = []
-    for label, config in PIPELINES[first:]:
+    for i in range(first, len(PIPELINES)):
+        label = PIPELINES[i][0]
         try:
-            out, invalid = llvm_worker.call("optimize", ir_text, h, config)
+            out, problem = attempt(i)
         except llvm_worker.LLVMAborted as e:
-            failures.append(f"{label}: {e.detail}")
-            continue
-        if invalid:
-            failures.append(f"{label}: its output does not verify: {invalid.splitlines()[0]}")
+            out, problem = None, e.detail
+        if problem:
+            failures.append(f"{label}: {problem}")
             continue
         if failures:
             import warnings
             warnings.warn(f"LLVM failed optimizing kernel '{kernel}' ({failures[0]}); compiled it with "
                           f"{label} instead: the results are right, the code may be slower",
-                          LLVMFallbackWarning, stacklevel=2)
+                          LLVMFallbackWarning, stacklevel=3)
         return out
     raise LLVMCrashError(f"LLVM failed on kernel '{kernel}' with every pipeline tried:\n  " + "\n  ".join(failures))
 

@@ -14,8 +14,9 @@ xDSL. The stages send the worker text and get text back:
          stage's output, the TritonCPU IR text) -> optimized LLVM IR text.
 
 LLVM runs inside the worker's llir request: when it aborts there (llvm_worker.LLVMAborted),
-the request is sent again to a new worker with the next of llvm.PIPELINES, as llvm.optimize
-does for a request of its own, with the same warning and error. Exceptions raised in the
+the request is sent again to a new worker with the next of llvm.PIPELINES, through the
+retry loop llvm.optimize uses for its own requests (llvm.with_fallback: the same warning and
+error). Exceptions raised in the
 worker (an unsupported op's UnsupportedError with its kernel and line, an internal error)
 are raised here with their type and message; warnings are issued again here.
 
@@ -26,7 +27,6 @@ import dataclasses
 import itertools
 import os
 import types
-import warnings
 
 from triton_cpu import llvm_worker
 
@@ -58,14 +58,15 @@ def ttcir(full_text, bare_text, options, host):
         from triton_cpu.pipeline import ttcir_stage
         return ttcir_stage(full_text, bare_text, options, host)
     full = full_text() if bare_text is None or "tt.assert" in bare_text else None
+    options = _plain(options)
     try:
-        text, name, shared, handle = llvm_worker.call("ttcir", full, bare_text, _plain(options), host)
+        text, name, shared, handle = llvm_worker.call("ttcir", full, bare_text, options, host)
     except Exception as e:
         from triton_cpu.errors import UnsupportedError
         if full is not None or not isinstance(e, UnsupportedError):
             raise
         # Lowered without locations, it failed: again with them, so the error names its line.
-        text, name, shared, handle = llvm_worker.call("ttcir", full_text(), None, _plain(options), host)
+        text, name, shared, handle = llvm_worker.call("ttcir", full_text(), None, options, host)
     out = TTCIRText(text)
     out.handle = handle
     return out, name, shared
@@ -77,22 +78,14 @@ def llir(src, options, host, kernel: str) -> str:
     if llvm_worker.in_process() or not isinstance(src, str):
         from triton_cpu.pipeline import ttcir_to_llir
         return ttcir_to_llir(src, options, host)
-    from triton_cpu.errors import LLVMCrashError, LLVMFallbackWarning
-    from triton_cpu.llvm import PIPELINES
+    from triton_cpu.llvm import with_fallback
     handle = getattr(src, "handle", None)
-    failures = []
-    for first, (label, _) in enumerate(PIPELINES):
-        try:
-            out = llvm_worker.call("llir", handle if first == 0 else None, str(src), _plain(options), host, first)
-        except llvm_worker.LLVMAborted as e:
-            failures.append(f"{label}: {e.detail}")
-            continue
-        if failures:
-            warnings.warn(f"LLVM failed optimizing kernel '{kernel}' ({failures[0]}); compiled it with "
-                          f"{label} or a later pipeline instead: the results are right, the code may be slower",
-                          LLVMFallbackWarning, stacklevel=2)
-        return out
-    raise LLVMCrashError(f"LLVM failed on kernel '{kernel}' with every pipeline tried:\n  " + "\n  ".join(failures))
+    options = _plain(options)
+
+    def attempt(i):
+        # After an abort the module died with the worker: the next one parses the text.
+        return llvm_worker.call("llir", handle if i == 0 else None, str(src), options, host, i), ""
+    return with_fallback(kernel, attempt)
 
 
 # -- the worker's side ----------------------------------------------------------------------
