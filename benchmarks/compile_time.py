@@ -10,9 +10,12 @@ specializations, BLOCK/2 ... BLOCK/256). Compile time must not grow with BLOCK.
 
 Triton's own part of every cache key hashes its 500 MB libtriton.so on the first kernel of
 each process; this backend remembers that hash per machine (`triton_cpu/triton_key_memo.py`,
-in $TRITON_HOME/.triton/cpu). The first column is the usual case (the hash remembered by an
-earlier process, as the launcher is built at install); the second is the first kernel after
-Triton was installed or upgraded (a fresh TRITON_HOME too).
+in $TRITON_HOME/.triton/cpu). The first column is the usual case: the hash remembered by an
+earlier process, as the launcher is built at install, and the compile server
+(`triton_cpu/compile_server.py`) started by an earlier process, so the compiler's imports
+are done. The second is the first process of a machine (or of an edited compiler): no
+server (TRITON_CPU_COMPILE_SERVER=0; starting one costs the same). The third is the first
+kernel after Triton was installed or upgraded (a fresh TRITON_HOME, the server running).
 """
 import os
 import subprocess
@@ -43,17 +46,19 @@ print(f"{first * 1000:.0f} {statistics.median(nexts) * 1000:.0f} {max(nexts) * 1
 """
 
 def main():
-    print(f"{'kernel':<10} {'BLOCK':>6} {'first call, cold ms':>20} {'same, new Triton ms':>20} "
+    print(f"{'kernel':<10} {'BLOCK':>6} {'first call, cold ms':>20} {'no server ms':>13} {'new Triton ms':>14} "
           f"{'next kernels: median ms':>24} {'max ms':>7}")
-    with tempfile.TemporaryDirectory() as tmp:  # warm the libtriton hash memo once
+    with tempfile.TemporaryDirectory() as tmp:  # warm the libtriton hash memo once, start the server
         run(tmp, "add", 1024, dict(os.environ))
     for kernel in ("add", "10-op"):
         for block in (1024, 65536):
             with tempfile.TemporaryDirectory() as tmp:
                 first, median, slowest = run(tmp, kernel, block, dict(os.environ))
             with tempfile.TemporaryDirectory() as tmp:
+                alone = run(tmp, kernel, block, dict(os.environ, TRITON_CPU_COMPILE_SERVER="0"))[0]
+            with tempfile.TemporaryDirectory() as tmp:
                 fresh = run(tmp, kernel, block, dict(os.environ, TRITON_HOME=tmp))[0]
-            print(f"{kernel:<10} {block:>6} {first:>20} {fresh:>20} {median:>24} {slowest:>7}")
+            print(f"{kernel:<10} {block:>6} {first:>20} {alone:>13} {fresh:>14} {median:>24} {slowest:>7}")
 
 
 def run(tmp, kernel, block, env):

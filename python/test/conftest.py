@@ -7,6 +7,9 @@ import pytest
 
 # Keep every test process on few threads: CI has 2 cores and runs pytest-xdist.
 os.environ.setdefault("OMP_NUM_THREADS", "2")
+# A compile server a test session starts exits a minute after the session's last compile
+# (a user's default is 10 minutes: triton_cpu/compile_server.py).
+os.environ.setdefault("TRITON_CPU_COMPILE_SERVER_IDLE", "60")
 
 
 def pytest_addoption(parser):

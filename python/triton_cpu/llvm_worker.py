@@ -11,14 +11,18 @@ caller gets `LLVMAborted` carrying what LLVM printed, and the next request start
 worker; `stages.llir` and `llvm.optimize` use that to retry with a more conservative
 pipeline.
 
-Protocol: length-prefixed pickles over the worker's stdin and stdout, one request at a time (a
-lock serializes threads). A reply carries the result, or the exception (pickled with its
-traceback text, which becomes a note of the exception raised here; by type name and message
-when it does not pickle), and the warnings the request issued, issued again here. The
-worker's stderr goes to a temporary file, copied to ours after each request and read for
-LLVM's message when the worker dies. The worker runs in its own session, so Ctrl-C reaches
-only the user's process; it exits when its stdin closes, i.e. when the user's process exits.
-A process forked from the user's starts its own worker.
+The worker is a child that the compile server (compile_server.py) forks for this process,
+with the compiler imported already; with the server off (TRITON_CPU_COMPILE_SERVER=0, or
+where it cannot start) it is a process spawned here, which imports the compiler as it boots.
+
+Protocol: length-prefixed pickles over a socket (the server's child) or the worker's stdin
+and stdout, one request at a time (a lock serializes threads). A reply carries the result,
+or the exception (pickled with its traceback text, which becomes a note of the exception
+raised here; by type name and message when it does not pickle), and the warnings the request
+issued, issued again here. The worker's stderr goes to a temporary file, copied to ours after
+each request and read for LLVM's message when the worker dies. The worker runs outside our
+session, so Ctrl-C reaches only the user's process; it exits when its input closes, i.e.
+when the user's process exits. A process forked from the user's starts its own worker.
 
 `TRITON_CPU_LLVM_IN_PROCESS=1` runs everything in the calling process instead (to debug the
 compiler under pdb or LLVM under gdb); so does a Python whose `sys.executable` cannot be
@@ -55,9 +59,11 @@ class LLVMAborted(RuntimeError):
 
 def _operations():
     from triton_cpu import llvm, stages
-    # "abort" does what a failing LLVM assertion does: tests use it to check the crash path.
+    # "abort" does what a failing LLVM assertion does: tests use it to check the crash path;
+    # "whoami" says where the worker runs (its pid, directory and environment).
     return {"optimize": llvm.optimize_here, "asm": llvm.asm_here, "ttcir": stages.ttcir_here,
-            "llir": stages.llir_here, "abort": os.abort}
+            "llir": stages.llir_here, "abort": os.abort,
+            "whoami": lambda: (os.getpid(), os.getcwd(), dict(os.environ))}
 
 
 _in_worker = False  # set in the worker process: its own requests run where they are
@@ -90,32 +96,56 @@ def _import_roots():
 
 
 class _Worker:
+    """A worker serving this process: requests go to `wfile`, replies come from `rfile`, its
+    stderr is written to `self.stderr`. A child of the compile server (compile_server.py)
+    when that is on, else a process spawned here."""
+
     def __init__(self):
         self.owner = os.getpid()
         self.stderr = tempfile.TemporaryFile()
         self.forwarded = 0
+        self.proc = self.sock = None
+        self.lost = False  # the server's child closed the connection (it died)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(_import_roots() + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        from triton_cpu import compile_server
+        if compile_server.enabled():
+            try:
+                self.sock = compile_server.connect(self.stderr.fileno(), env)
+                self.rfile, self.wfile = self.sock.makefile("rb"), self.sock.makefile("wb")
+                return
+            except OSError:
+                self.sock = None
         # -P (Python 3.11+): the current directory is not put first on the worker's path.
         flags = ["-P"] if sys.version_info >= (3, 11) else []
         self.proc = subprocess.Popen([sys.executable, *flags, "-m", __name__], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr, env=env, close_fds=True,
                                      start_new_session=True)
+        self.rfile, self.wfile = self.proc.stdout, self.proc.stdin
 
     def alive(self) -> bool:
-        return self.owner == os.getpid() and self.proc.poll() is None
+        if self.owner != os.getpid():
+            return False
+        return self.proc.poll() is None if self.proc is not None else not self.lost
+
+    def _exit_status(self) -> int:
+        """The status the worker died with (-1 for a server's child: not ours to wait for)."""
+        if self.proc is not None:
+            return self.proc.wait()
+        self.lost = True
+        return -1
 
     def request(self, op: str, args: tuple):
         payload = pickle.dumps((op, args), protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            self.proc.stdin.write(_HEADER.pack(len(payload)) + payload)
-            self.proc.stdin.flush()
-            head = self.proc.stdout.read(_HEADER.size)
-            body = self.proc.stdout.read(_HEADER.unpack(head)[0]) if len(head) == _HEADER.size else b""
+            self.wfile.write(_HEADER.pack(len(payload)) + payload)
+            self.wfile.flush()
+            head = self.rfile.read(_HEADER.size)
+            body = self.rfile.read(_HEADER.unpack(head)[0]) if len(head) == _HEADER.size else b""
             if not body:
                 raise EOFError
-        except (BrokenPipeError, EOFError):
-            code = self.proc.wait()
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            code = self._exit_status()
             raise LLVMAborted(llvm_message(self._new_stderr()), code) from None
         except BaseException:
             # Interrupted mid-request (KeyboardInterrupt): the reply would desynchronize the pipe.
@@ -147,19 +177,20 @@ class _Worker:
     def close(self, kill=False):
         if self.owner != os.getpid():
             return  # a forked child must not stop its parent's worker
-        try:
-            if kill:
-                self.proc.kill()
-            else:
-                self.proc.stdin.close()
-            self.proc.wait(timeout=5)
-        except Exception:
-            self.proc.kill()
-        for pipe in (self.proc.stdin, self.proc.stdout):
+        for f in (self.wfile, self.rfile):
             try:
-                pipe.close()
+                f.close()
             except Exception:  # noqa: BLE001 (a broken pipe is closed all the same)
                 pass
+        if self.sock is not None:
+            self.sock.close()  # the server's child sees the end of its input and exits
+        else:
+            try:
+                if kill:
+                    self.proc.kill()
+                self.proc.wait(timeout=5)
+            except Exception:  # noqa: BLE001
+                self.proc.kill()
         self.stderr.close()
 
 
@@ -216,25 +247,38 @@ def _stop():
         _worker.close()
 
 
-def serve():
-    """The worker's loop: answers requests until its stdin closes. Each reply carries the
-    warnings its request issued; an exception is sent pickled with its traceback (or, when
-    it does not pickle, by type name and message)."""
+def prepare():
+    """A worker's (or the compile server's) start: the compiler's imports, then the loaded
+    objects frozen out of the cyclic collector's sight (they live as long as the process;
+    each compile's transient IR is what it collects)."""
     global _in_worker
     _in_worker = True
-    replies = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # anything LLVM or Python prints goes to stderr, not into the replies
-    sys.stdout = sys.stderr
-    requests = sys.stdin.buffer
-    operations = _operations()
-    try:  # the compiler's imports, while the user's process runs Triton's frontend
+    try:
         from triton_cpu import stages
         stages.preload()
     except Exception:  # noqa: BLE001 (a request that needs the module reports the error)
         pass
-    # What is loaded now lives as long as the worker: the cyclic collector stops visiting
-    # it (each compile's transient IR is what it collects).
     gc.freeze()
+
+
+def serve():
+    """A spawned worker: requests on stdin, replies on stdout, anything LLVM or Python
+    prints on stderr; the compiler's imports run while the user's process runs Triton's
+    frontend."""
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    prepare()
+    serve_loop(sys.stdin.buffer, replies)
+
+
+def serve_loop(requests, replies):
+    """Answers requests until the input ends. Each reply carries the warnings its request
+    issued; an exception is sent pickled with its traceback (or, when it does not pickle,
+    by type name and message)."""
+    global _in_worker
+    _in_worker = True
+    sys.stdout = sys.stderr  # prints go to stderr, not into the replies
+    operations = _operations()
     while True:
         head = requests.read(_HEADER.size)
         if len(head) < _HEADER.size:

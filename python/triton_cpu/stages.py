@@ -113,3 +113,54 @@ def preload():
         importlib.import_module(name)
     from triton_cpu.dialects.ttir import make_context
     make_context()
+
+
+# A row softmax's TTIR (Triton 3.9, source locations stripped): the compile server compiles
+# it once after its imports (warm_up), so that the code paths, caches and LLVM objects a first
+# compile initializes are ready in every worker it forks.
+_WARM_UP_TTIR = """\
+module {
+  tt.func public @warm_up(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %out_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32) attributes {noinline = false} {
+    %x = arith.constant dense<0xFF800000> : tensor<128xf32>
+    %offs = arith.constant 128 : i32
+    %offs_0 = tt.get_program_id x : i32
+    %offs_1 = arith.muli %offs_0, %offs : i32
+    %offs_2 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %offs_3 = tt.splat %offs_1 : i32 -> tensor<128xi32>
+    %offs_4 = arith.addi %offs_3, %offs_2 : tensor<128xi32>
+    %x_5 = tt.splat %n : i32 -> tensor<128xi32>
+    %x_6 = arith.cmpi slt, %offs_4, %x_5 : tensor<128xi32>
+    %x_7 = tt.splat %x_ptr : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+    %x_8 = tt.addptr %x_7, %offs_4 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %x_9 = tt.load %x_8, %x_6, %x : tensor<128x!tt.ptr<f32>>
+    %e = "tt.reduce"(%x_9) <{axis = 0 : i32}> ({
+    ^bb0(%e_13: f32, %e_14: f32):
+      %e_15 = arith.maxnumf %e_13, %e_14 : f32
+      tt.reduce.return %e_15 : f32
+    }) : (tensor<128xf32>) -> f32
+    %e_10 = tt.splat %e : f32 -> tensor<128xf32>
+    %e_11 = arith.subf %x_9, %e_10 : tensor<128xf32>
+    %e_12 = math.exp %e_11 : tensor<128xf32>
+    %0 = tt.splat %out_ptr : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+    %1 = tt.addptr %0, %offs_4 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %2 = "tt.reduce"(%e_12) <{axis = 0 : i32}> ({
+    ^bb0(%arg3: f32, %arg4: f32):
+      %5 = arith.addf %arg3, %arg4 : f32
+      tt.reduce.return %5 : f32
+    }) : (tensor<128xf32>) -> f32
+    %3 = tt.splat %2 : f32 -> tensor<128xf32>
+    %4 = arith.divf %e_12, %3 : tensor<128xf32>
+    tt.store %1, %4, %x_6 : tensor<128x!tt.ptr<f32>>
+    tt.return
+  }
+}
+"""
+
+
+def warm_up():
+    """Compiles _WARM_UP_TTIR through the three worker-side stages and drops the result."""
+    import types
+    from triton_cpu import llvm
+    host, options = llvm.host(), types.SimpleNamespace()  # the pipeline's defaults
+    _, _, _, handle = ttcir_here(None, _WARM_UP_TTIR, options, host)
+    llvm.asm_here(llir_here(handle, None, options, host, 0), host)
