@@ -141,3 +141,22 @@ def test_a_worker_takes_its_clients_environment_and_directory(tmp_path, server_e
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True", str(here), "42"]
+
+
+def test_a_server_that_never_answers_is_left_for_a_worker_of_ones_own(tmp_path):
+    """Something holds the server's name and accepts no connection (a stopped server): the
+    process waits HANDSHAKE_TIMEOUT for its worker's greeting, warns, and compiles in a
+    worker it spawns."""
+    env = _env(tmp_path)
+    stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stuck.bind(_address(env))
+    stuck.listen(8)
+    script = tmp_path / "stuck.py"
+    script.write_text("from triton_cpu import compile_server\ncompile_server.HANDSHAKE_TIMEOUT = 1.0\n" + CHILD)
+    try:
+        out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        stuck.close()
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[:2] == ["spawned", "0"]
+    assert "compile server's worker did not answer within 1 s" in out.stderr

@@ -15,14 +15,18 @@ Each child takes its process's environment and working directory, and writes its
 (LLVM's crash reports, Python's warnings) to a file the process passed along with its
 first message (SCM_RIGHTS), which the process reads as it read the spawned worker's.
 
+After forking its first child the server compiles a warm-up kernel (stages.warm_up), so
+that later children start with the caches and LLVM objects a first compile fills.
+
 The socket's name holds the user's id and a hash of what the compiler is: the Python
 executable, PYTHONPATH, the size and modification time of every file of this package and
-of xDSL's and llvmlite's `__init__.py` (rewritten when either is installed again). Editing the compiler (an editable install) or upgrading xDSL
-thus names a new server; the old one is not reused. The server accepts only connections
-from its own user (SO_PEERCRED), and exits after TRITON_CPU_COMPILE_SERVER_IDLE seconds
-without a new connection (default 600); `TRITON_CPU_COMPILE_SERVER=0` turns it off, and each
-process then spawns its own worker (llvm_worker.py). When two processes start a server at the same
-time, the second finds the name taken: it serves its own process and exits.
+of xDSL's and llvmlite's `__init__.py` (rewritten when either is installed again). Editing
+the compiler (an editable install) or upgrading xDSL thus names a new server; the old one
+is not reused. The server accepts only connections from its own user (SO_PEERCRED), and
+exits after TRITON_CPU_COMPILE_SERVER_IDLE seconds without a new connection (default 600);
+`TRITON_CPU_COMPILE_SERVER=0` turns it off, and each process then spawns its own worker
+(llvm_worker.py). When two processes start a server at the same time, the second finds the
+name taken: it serves its own process and exits.
 """
 import gc
 import hashlib
@@ -37,6 +41,10 @@ import sys
 
 _HEADER = struct.Struct("<Q")
 DEFAULT_IDLE = 600
+# How long a process waits for its forked worker's greeting (the server may still be
+# importing the compiler, on a busy machine): past it, it spawns a worker of its own.
+HANDSHAKE_TIMEOUT = 60.0
+_GREETING = b"\x01"
 
 
 def idle_seconds() -> int:
@@ -87,6 +95,18 @@ def address() -> bytes:
         except OSError:
             h.update(f"{name}: none\n".encode())
     return f"\0triton-cpu-compiler-{os.getuid()}-{h.hexdigest()[:24]}".encode()
+
+
+def greeted(sock: socket.socket) -> bool:
+    """Whether the worker at the other end greets within HANDSHAKE_TIMEOUT (a server that
+    accepts but never forks, stopped or wedged, would otherwise hang every compile)."""
+    sock.settimeout(HANDSHAKE_TIMEOUT)
+    try:
+        return sock.recv(1) == _GREETING
+    except OSError:  # timeout included
+        return False
+    finally:
+        sock.settimeout(None)
 
 
 def connect(stderr_fd: int, env: dict) -> socket.socket:
@@ -174,6 +194,7 @@ def _serve_client(sock: socket.socket):
         os.chdir(cwd)
     except OSError:
         pass
+    sock.sendall(_GREETING)
     llvm_worker.serve_loop(sock.makefile("rb"), sock.makefile("wb"))
 
 
@@ -213,7 +234,7 @@ def main(first_fd: int, name: str, idle: int):
     _fork_child(socket.socket(fileno=first_fd), listener)
     if listener is None:
         return
-    try:  # while the first child serves: later children start warm (first call 0.30 -> 0.2 s)
+    try:  # while the first child serves (a later first call's ttcir and llir ~20 ms faster)
         from triton_cpu import stages
         stages.warm_up()
         gc.collect()

@@ -95,21 +95,26 @@ def _import_roots():
     return roots
 
 
+class _ServerUnresponsive(Exception):
+    """The compile server's child did not greet (compile_server.greeted)."""
+
+
 class _Worker:
     """A worker serving this process: requests go to `wfile`, replies come from `rfile`, its
     stderr is written to `self.stderr`. A child of the compile server (compile_server.py)
-    when that is on, else a process spawned here."""
+    when that is on and `server`, else a process spawned here."""
 
-    def __init__(self):
+    def __init__(self, server: bool = True):
         self.owner = os.getpid()
         self.stderr = tempfile.TemporaryFile()
         self.forwarded = 0
         self.proc = self.sock = None
         self.lost = False  # the server's child closed the connection (it died)
+        self.greeted = False  # the server's child said it serves us (its first request checks)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(_import_roots() + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         from triton_cpu import compile_server
-        if compile_server.enabled():
+        if server and compile_server.enabled():
             try:
                 self.sock = compile_server.connect(self.stderr.fileno(), env)
                 self.rfile, self.wfile = self.sock.makefile("rb"), self.sock.makefile("wb")
@@ -136,6 +141,11 @@ class _Worker:
         return -1
 
     def request(self, op: str, args: tuple):
+        if self.sock is not None and not self.greeted:
+            from triton_cpu import compile_server
+            if not compile_server.greeted(self.sock):
+                raise _ServerUnresponsive(self._new_stderr().strip())
+            self.greeted = True
         payload = pickle.dumps((op, args), protocol=pickle.HIGHEST_PROTOCOL)
         try:
             self.wfile.write(_HEADER.pack(len(payload)) + payload)
@@ -197,6 +207,7 @@ class _Worker:
 _lock = threading.Lock()
 _worker = None
 _spawn_failed = False
+_server_failed = False  # a server's child did not greet: this process spawns its workers
 
 
 def _reset_after_fork():
@@ -217,7 +228,7 @@ def _current() -> "_Worker | None":
             _worker.close(kill=True)
             _worker = None
         try:
-            _worker = _Worker()
+            _worker = _Worker(server=not _server_failed)
         except OSError:
             _spawn_failed = True
     return _worker
@@ -233,11 +244,25 @@ def start():
 def call(op: str, *args):
     """Runs `llvm.<op>_here(*args)` in the worker (or here, see `in_process`); raises
     LLVMAborted when LLVM ends the worker (the next call starts a new one)."""
+    global _server_failed, _worker
     if not in_process():
         with _lock:
             worker = _current()
             if worker is not None:
-                return worker.request(op, args)
+                try:
+                    return worker.request(op, args)
+                except _ServerUnresponsive as e:
+                    from triton_cpu import compile_server
+                    warnings.warn(f"triton-cpu: the compile server's worker did not answer within "
+                                  f"{compile_server.HANDSHAKE_TIMEOUT:g} s; this process compiles in a "
+                                  f"worker of its own" + (f" (the worker said: {e})" if str(e) else ""),
+                                  RuntimeWarning, stacklevel=2)
+                    _server_failed = True
+                    worker.close(kill=True)
+                    _worker = None
+                    worker = _current()
+                    if worker is not None:
+                        return worker.request(op, args)
     return _operations()[op](*args)
 
 
