@@ -259,3 +259,30 @@ def test_kernels_name_the_libraries_they_call(stubs, math_lib, monkeypatch, tmp_
     if stubs and llvm._binutils() is not None:  # (stubs are for ld run directly only)
         made = (tmp_path / ".triton" / "cpu" / "link-stubs").glob("*.stub")
         assert want in {llvm._elf_soname(str(p)) for p in made}
+
+
+def test_the_host_cpu_is_remembered_per_machine(tmp_path):
+    """The first process detects the host through LLVM and stores it; the next reads it from
+    $TRITON_HOME/.triton/cpu/host.json without loading llvmlite's binding, and gets the
+    same host (compared with LLVM's own detection); an unreadable file is detected again."""
+    script = textwrap.dedent("""
+        import sys, triton
+        from triton_cpu import llvm
+        h = llvm.host()
+        loaded = "llvmlite.binding" in sys.modules
+        detected = llvm._detect_host()
+        print(h == detected, loaded)
+    """)
+    env = dict(os.environ, TRITON_HOME=str(tmp_path))
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()
+
+    assert run() == ["True", "True"]  # detected, stored
+    memo = tmp_path / ".triton" / "cpu" / "host.json"
+    assert memo.exists()
+    assert run() == ["True", "False"]  # read back: no LLVM loaded for it
+    memo.write_text("{not json")
+    assert run() == ["True", "True"]

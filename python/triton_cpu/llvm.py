@@ -1,17 +1,19 @@
 """LLVM through llvmlite: the host target, the O3 pipeline, assembly and shared objects.
 
 The `*_here` functions run LLVM in the calling process; `optimize` and `to_asm` run them in
-the LLVM worker process (llvm_worker.py), where an LLVM assertion cannot end the user's Python."""
+the LLVM worker process (llvm_worker.py), where an LLVM assertion cannot end the user's Python.
+llvmlite's binding is imported by the functions that call LLVM: the user's process needs it
+only to detect the host CPU, which is remembered per machine (`host`)."""
 import functools
 import hashlib
+import json
 import os
 import re
 import struct
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
-
-import llvmlite.binding as llvm
 
 RUNTIME_DIR = os.path.join(os.path.dirname(__file__), "_C")
 
@@ -34,13 +36,45 @@ class Host:
 
 @functools.lru_cache(None)
 def _init():
+    import llvmlite.binding as llvm
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    return llvm
 
 
 @functools.lru_cache(None)
 def host() -> Host:
-    _init()
+    """The host CPU as LLVM sees it (name, features, triple). A process that imported Triton
+    looks it up first in `$TRITON_HOME/.triton/cpu/host.json`, keyed by what /proc/cpuinfo
+    says of the CPU (vendor, family, model, stepping, name, every flag: the kernel clears the
+    flags of what it does not enable) and by llvmlite's library file, so that the user's
+    process does not import llvmlite's binding (50-90 ms) only for this; on a miss LLVM
+    detects it and the entry is stored."""
+    fingerprint, path = _cpu_fingerprint(), _host_memo_path()
+    memo = {}
+    if fingerprint and path:
+        try:
+            with open(path) as f:
+                memo = json.load(f)
+            return Host(**memo[fingerprint])
+        except (OSError, ValueError, KeyError, TypeError):
+            memo = memo if isinstance(memo, dict) else {}
+    h = _detect_host()
+    if fingerprint and path:
+        memo[fingerprint] = dict(triple=h.triple, cpu=h.cpu, features=h.features, vector_bits=h.vector_bits)
+        tmp = f"{path}.tmp.{os.getpid()}"
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(tmp, "w") as f:
+                json.dump(memo, f)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return h
+
+
+def _detect_host() -> Host:
+    llvm = _init()
     cpu = llvm.get_host_cpu_name()
     features = llvm.get_host_cpu_features().flatten()
     feats = set(features.split(","))
@@ -53,9 +87,38 @@ def host() -> Host:
     return Host(llvm.get_process_triple(), cpu, features, bits)
 
 
+def _cpu_fingerprint() -> str | None:
+    """A digest of the first CPU's identity and flags in /proc/cpuinfo and of llvmlite's
+    library (its LLVM names the CPU and its features), or None where either is unknown."""
+    import importlib.util
+    try:
+        with open("/proc/cpuinfo") as f:
+            first = f.read().split("\n\n", 1)[0]
+        spec = importlib.util.find_spec("llvmlite")
+        lib = os.path.join(spec.submodule_search_locations[0], "binding", "libllvmlite.so")
+        st = os.stat(lib)
+    except (OSError, AttributeError, TypeError, IndexError):
+        return None
+    wanted = ("vendor_id", "cpu family", "model", "model name", "stepping", "flags")
+    lines = [ln for ln in first.splitlines() if ln.split(":")[0].strip() in wanted]
+    if not any(ln.startswith("flags") for ln in lines):
+        return None
+    lines.append(f"{lib}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
+
+
+def _host_memo_path() -> str | None:
+    # Only where Triton is imported already (the user's process): the compiler worker does
+    # not import Triton, whose knobs name the directory, and loads llvmlite's binding anyway.
+    if "triton" not in sys.modules:
+        return None
+    from triton_cpu import user_path
+    return user_path("host.json")
+
+
 @functools.lru_cache(None)
 def target_machine(h: Host):
-    _init()
+    llvm = _init()
     target = llvm.Target.from_triple(h.triple)
     return target.create_target_machine(cpu=h.cpu, features=h.features, opt=3, reloc="pic",
                                         codemodel="default", jit=False)
@@ -113,7 +176,7 @@ def with_fallback(kernel: str, attempt, first: int = 0):
 def optimize_here(ir_text: str, h: Host, config: dict) -> tuple[str, str]:
     """`optimize` with one pipeline, in this process: (IR text, "") or, when the optimized
     module does not verify, ("", the verifier's message)."""
-    _init()
+    llvm = _init()
     mod = llvm.parse_assembly(ir_text)
     mod.verify()
     tm = target_machine(h)
@@ -148,8 +211,7 @@ def to_asm(ir_text: str, h: Host, kernel: str = "kernel") -> str:
 
 
 def asm_here(ir_text: str, h: Host) -> str:
-    _init()
-    mod = llvm.parse_assembly(ir_text)
+    mod = _init().parse_assembly(ir_text)
     return target_machine(h).emit_assembly(mod)
 
 
