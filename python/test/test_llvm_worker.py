@@ -182,7 +182,7 @@ def add_one_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 def test_the_stages_run_in_the_worker_and_this_process_never_imports_xdsl(tmp_path):
     """A kernel compiled in a fresh process: its ttcir and llir stages ran in the worker (the
     TritonCPU IR came back as text with the worker's handle), and xDSL was not imported here
-    (llvmlite is: the host's CPU, the assembly stage's request)."""
+    (llvmlite's binding is, only when the host CPU is not remembered yet: llvm.host)."""
     import subprocess
     import sys
     script = tmp_path / "child.py"
