@@ -66,34 +66,24 @@ def enabled() -> bool:
     return sys.platform.startswith("linux") and env_flag("TRITON_CPU_COMPILE_SERVER", True)
 
 
-def _tree_stamp(h, root: str):
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            try:
-                st = os.stat(os.path.join(dirpath, name))
-            except OSError:
-                continue
-            h.update(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-
-
 def address() -> bytes:
     """The server's socket name (abstract namespace) for this user and this compiler: every
     file of this package (an editable install changes as it is edited), and the files that
     say which xDSL and llvmlite are installed."""
     import importlib.util
+    from triton_cpu import files_under
     h = hashlib.sha256()
     h.update(f"{sys.executable}\n{sys.version}\n{os.environ.get('PYTHONPATH', '')}\n".encode())
-    for root in sys.modules[__name__.split(".")[0]].__path__:
-        _tree_stamp(h, root)
+    paths = [p for root in sys.modules[__name__.split(".")[0]].__path__ for p in files_under(root)]
     for name in ("xdsl", "llvmlite"):
         spec = importlib.util.find_spec(name)
-        origin = spec.origin if spec is not None and spec.origin else ""
+        paths.append(spec.origin if spec is not None and spec.origin else name)
+    for path in paths:
         try:
-            st = os.stat(origin)
-            h.update(f"{origin}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+            st = os.stat(path)
+            h.update(f"{path}:{st.st_size}:{st.st_mtime_ns}\n".encode())
         except OSError:
-            h.update(f"{name}: none\n".encode())
+            h.update(f"{path}: none\n".encode())
     return f"\0triton-cpu-compiler-{os.getuid()}-{h.hexdigest()[:24]}".encode()
 
 

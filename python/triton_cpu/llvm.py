@@ -6,13 +6,13 @@ llvmlite's binding is imported by the functions that call LLVM: the user's proce
 only to detect the host CPU, which is remembered per machine (`host`)."""
 import functools
 import hashlib
-import json
 import os
 import re
 import struct
 import subprocess
 import sys
 import tempfile
+import dataclasses
 from dataclasses import dataclass
 
 RUNTIME_DIR = os.path.join(os.path.dirname(__file__), "_C")
@@ -50,26 +50,19 @@ def host() -> Host:
     flags of what it does not enable) and by llvmlite's library file, so that the user's
     process does not import llvmlite's binding (50-90 ms) only for this; on a miss LLVM
     detects it and the entry is stored."""
+    from triton_cpu import load_json, store_json
     fingerprint, path = _cpu_fingerprint(), _host_memo_path()
-    memo = {}
-    if fingerprint and path:
-        try:
-            with open(path) as f:
-                memo = json.load(f)
-            return Host(**memo[fingerprint])
-        except (OSError, ValueError, KeyError, TypeError):
-            memo = memo if isinstance(memo, dict) else {}
+    if not (fingerprint and path):
+        return _detect_host()
+    memo = load_json(path)
+    memo = memo if isinstance(memo, dict) else {}
+    try:
+        return Host(**memo[fingerprint])
+    except (KeyError, TypeError):  # not stored yet, or not an entry of ours
+        pass
     h = _detect_host()
-    if fingerprint and path:
-        memo[fingerprint] = dict(triple=h.triple, cpu=h.cpu, features=h.features, vector_bits=h.vector_bits)
-        tmp = f"{path}.tmp.{os.getpid()}"
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(tmp, "w") as f:
-                json.dump(memo, f)
-            os.replace(tmp, path)
-        except OSError:
-            pass
+    memo[fingerprint] = dataclasses.asdict(h)
+    store_json(path, memo)
     return h
 
 

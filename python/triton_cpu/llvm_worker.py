@@ -5,8 +5,7 @@ llvmlite's LLVM is built with assertions enabled: when a pass trips one on a ker
 and, run in-process, would take the user's interpreter with it (their notebook, training job,
 test session). The compile stages therefore run in one long-lived worker process per user
 process: the ttcir and llir stages whole (stages.py: TTIR text in, TritonCPU IR and LLVM IR
-text out; the worker also imports the compiler, ~0.45 s, while the user's process runs
-Triton's frontend), and the assembly (`llvm.to_asm`). When the worker dies on a request the
+text out), and the assembly (`llvm.to_asm`). When the worker dies on a request the
 caller gets `LLVMAborted` carrying what LLVM printed, and the next request starts a fresh
 worker; `stages.llir` and `llvm.optimize` use that to retry with a more conservative
 pipeline.

@@ -110,8 +110,9 @@ def ttcir_stage(full_text, bare_text: str | None, options, host):
     `full_text` (a string, or a function that returns it), so that an error names its line;
     with `full_text` None, that error is raised for the caller to send the full text."""
     from triton_cpu.errors import UnsupportedError
+    from triton_cpu.stages import locations_needed
     full = full_text if isinstance(full_text, str) else None
-    if bare_text is None or "tt.assert" in bare_text:
+    if locations_needed(bare_text):
         module, name = ttir_to_ttcir(full or full_text(), options, host)
     else:
         try:

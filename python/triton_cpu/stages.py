@@ -2,10 +2,11 @@
 
 The Python half of the compiler (xDSL, our passes, the LLVM IR emitter) takes ~0.45 s to
 import, more than half of a first kernel's compile time, and the user's process would pay it
-on its first cache miss. The worker process imports it as it boots, which the driver starts
-when Triton first selects it (driver.py), so the import overlaps what Triton does before the
-first compile (its argument binder, its frontend); the user's process then never imports
-xDSL. The stages send the worker text and get text back:
+on its first cache miss. The compile server imports it once per machine and forks each
+process's worker with it loaded (compile_server.py); without the server the worker imports
+it as it boots, which the driver starts when Triton first selects it (driver.py), so the
+import overlaps what Triton does before the first compile. Either way the user's process
+never imports xDSL. The stages send the worker text and get text back:
 
   ttcir  the TTIR text (without source locations when the code needs none, see
          pipeline.ttcir_stage) -> the TritonCPU IR text, the kernel's name and buffer
@@ -51,13 +52,20 @@ def _plain(options):
     return options
 
 
+def locations_needed(bare_text: str | None) -> bool:
+    """Whether the ttcir stage parses the TTIR with its source locations from the start: no
+    text without them was given (line tables, bounds checks need them), or the kernel
+    asserts (its message names file:line)."""
+    return bare_text is None or "tt.assert" in bare_text
+
+
 def ttcir(full_text, bare_text, options, host):
     """(the stage's output for llir, kernel name, buffer bytes); `full_text` a function that
     returns the TTIR with source locations, `bare_text` the TTIR without them or None."""
     if llvm_worker.in_process():
         from triton_cpu.pipeline import ttcir_stage
         return ttcir_stage(full_text, bare_text, options, host)
-    full = full_text() if bare_text is None or "tt.assert" in bare_text else None
+    full = full_text() if locations_needed(bare_text) else None
     options = _plain(options)
     try:
         text, name, shared, handle = llvm_worker.call("ttcir", full, bare_text, options, host)

@@ -20,12 +20,11 @@ Triton itself swaps this function for a constant in its compile-worker processes
 """
 import functools
 import hashlib
-import json
 import os
 import sysconfig
 import threading
 
-from triton_cpu import env_flag
+from triton_cpu import env_flag, files_under, load_json, store_json
 
 _lock = threading.Lock()
 
@@ -38,9 +37,7 @@ def signature() -> str:
     ext = sysconfig.get_config_var("EXT_SUFFIX").split(".")[-1]
     paths = [os.path.join(root, "runtime", "cache.py"), os.path.join(root, "_C", f"libtriton.{ext}")]
     for sub in ("compiler", "backends", "language"):
-        for dirpath, dirnames, filenames in os.walk(os.path.join(root, sub)):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-            paths += [os.path.join(dirpath, f) for f in sorted(filenames)]
+        paths += files_under(os.path.join(root, sub))
     parts = [triton.__version__]
     for p in paths:
         try:
@@ -58,28 +55,14 @@ def memo_path() -> str:
 
 
 def _read(path: str, sig: str):
-    try:
-        with open(path) as f:
-            entry = json.load(f)
-    except (OSError, ValueError):
-        return None
+    entry = load_json(path)
     if isinstance(entry, dict) and entry.get("signature") == sig and isinstance(entry.get("key"), str):
         return entry["key"]
     return None
 
 
 def _write(path: str, sig: str, key: str) -> None:
-    tmp = f"{path}.tmp.{os.getpid()}.{threading.get_ident()}"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "w") as f:
-            json.dump({"signature": sig, "key": key}, f)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    store_json(path, {"signature": sig, "key": key})
 
 
 def memoized(original):

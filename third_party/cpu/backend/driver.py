@@ -535,10 +535,11 @@ class CPUDriver(DriverBase):
         self.utils = CPUUtils()
         self.launcher_cls = CPULauncher
         self._bench_cache = None
-        # The compiler worker boots now, when Triton selects this driver (at a process's
-        # first launch, before its argument binder and frontend): its imports overlap
-        # theirs, and the first compile finds it ready (triton_cpu/stages.py). A process
-        # whose kernels are all cached has one idle helper process.
+        # The compiler worker starts now, when Triton selects this driver (at a process's
+        # first launch, before its argument binder and frontend): forked by the compile
+        # server with the compiler loaded, or spawned and importing it beside Triton's
+        # work (triton_cpu/llvm_worker.py). A process whose kernels are all cached has one
+        # idle worker.
         from triton_cpu import llvm_worker
         llvm_worker.start()
 
