@@ -402,6 +402,25 @@ def test_hex_float_constants():
     assert print_ir(parse_ttir(printed)) == printed
 
 
+
+def test_splat_value_reads_one_element():
+    """compat.splat_value: the value of a splat, bit for bit (a NaN splat is one; -0.0 among
+    0.0 is not), compared with what unpacking every element gives."""
+    from triton_cpu.dialects.compat import splat_value
+    _, ops = _one_op("""
+  %s0 = arith.constant dense<2.5> : tensor<65536xf32>
+  %s1 = arith.constant dense<0x7FC00000> : tensor<8xf32>
+  %s2 = arith.constant dense<[0.0, -0.0]> : tensor<2xf32>
+  %s3 = arith.constant dense<-7> : tensor<16xi32>
+  %s4 = arith.constant dense<[1, 2]> : tensor<2xi64>
+  %s5 = arith.constant dense<true> : tensor<4xi1>""")
+    got = [splat_value(op.value) for op in ops]
+    assert got[0] == ops[0].value.get_values()[0] == 2.5 and isinstance(got[0], float)
+    assert math.isnan(got[1])
+    assert got[2] is None and got[4] is None
+    assert got[3] == -7 and isinstance(got[3], int)
+    assert got[5] == ops[5].value.get_values()[0]
+
 @pytest.mark.parametrize("text, message", [
     ("dense<1.0> : tensor<?xf32>", "static shape"),
     ("dense<1> : tensor<4x!tt.ptr<f32>>", "integer, index, float, or complex"),

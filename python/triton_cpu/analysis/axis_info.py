@@ -18,6 +18,8 @@ from math import gcd
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, TensorType
 from xdsl.ir import BlockArgument, OpResult, SSAValue
 
+from triton_cpu.dialects.compat import splat_value
+
 MAX_DIV = 1 << 30
 
 
@@ -174,8 +176,7 @@ class AxisInfoAnalysis:
         if isinstance(v, IntegerAttr):
             return AxisInfo.constant(shape, v.value.data)
         if isinstance(v, DenseIntOrFPElementsAttr) and v.is_splat():
-            vals = v.get_values()
-            first = vals[0]
+            first = splat_value(v)
             return AxisInfo.constant(shape, first if isinstance(first, int) else None)
         return AxisInfo.unknown(shape)
 

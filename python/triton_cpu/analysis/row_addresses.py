@@ -8,6 +8,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import attr, attr_int
 from triton_cpu.analysis.loops import constant_int
+from triton_cpu.dialects.compat import splat_value
 
 
 def _op(v: SSAValue, *names: str) -> Operation | None:
@@ -40,8 +41,8 @@ def constant_at_least(v: SSAValue, bound: int) -> bool:
     c = constant_int(v)
     if c is None and (op := _op(v, "arith.constant")) is not None:
         value = attr(op, "value")
-        if isinstance(value, DenseIntOrFPElementsAttr) and value.is_splat():
-            c = value.get_values()[0]
+        if isinstance(value, DenseIntOrFPElementsAttr):
+            c = splat_value(value)
     return isinstance(c, int) and c >= bound
 
 

@@ -31,6 +31,7 @@ from xdsl.ir import SSAValue
 
 from triton_cpu.analysis.axis_info import attr as _attr
 from triton_cpu.codegen import cgutils as cg
+from triton_cpu.dialects.compat import splat_value
 
 # arith.cmpi predicates: 2..5 signed <, <=, >, >=; 6..9 the same unsigned.
 _LESS, _LESS_EQ, _GREATER, _GREATER_EQ = 0, 1, 2, 3
@@ -185,10 +186,7 @@ def splat_constant(op):
 
 
 def _splat_value(op):
-    """The number (int or float) every element of the dense constant `op` holds, else None."""
+    """The number (int or float) every element of the dense constant `op` holds, bit for bit
+    (a -0.0 lane among 0.0 ones is not the same number), else None."""
     attr = _attr(op, "value")
-    if not isinstance(attr, DenseIntOrFPElementsAttr):
-        return None
-    conv = int if isinstance(attr.get_element_type(), IntegerType) else float
-    vals = {conv(x) for x in attr.get_values()}
-    return vals.pop() if len(vals) == 1 else None
+    return splat_value(attr) if isinstance(attr, DenseIntOrFPElementsAttr) else None

@@ -6,6 +6,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import attr
+from triton_cpu.dialects.compat import splat_value
 
 
 # tt ops that work element by element: retyped to any shape, they mean the same.
@@ -23,7 +24,7 @@ def set_shape(v: SSAValue, shape) -> None:
 def refit_splat_constant(op: Operation) -> None:
     """An `arith.constant` holding a splat: its value takes the (new) type of its result."""
     value = attr(op, "value")
-    new = DenseIntOrFPElementsAttr.from_list(op.results[0].type, [value.get_values()[0]])
+    new = DenseIntOrFPElementsAttr.from_list(op.results[0].type, [splat_value(value)])
     if "value" in op.properties:
         op.properties["value"] = new
     else:

@@ -34,7 +34,7 @@ from xdsl.passes import ModulePass
 
 from triton_cpu.analysis.axis_info import attr, element_type, is_ptr
 from triton_cpu.dialects import tt
-from triton_cpu.dialects.compat import arith
+from triton_cpu.dialects.compat import arith, splat_value
 
 
 def _defined_outside(value: SSAValue, loop: Operation) -> bool:
@@ -51,8 +51,8 @@ def _uniform_step(offset: SSAValue, loop: Operation):
         return ("value", op.src)
     if isinstance(op, Operation) and op.name == "arith.constant":
         v = attr(op, "value")
-        if isinstance(v, DenseIntOrFPElementsAttr) and v.is_splat():
-            first = v.get_values()[0]
+        if isinstance(v, DenseIntOrFPElementsAttr):
+            first = splat_value(v)
             if isinstance(first, int):
                 return ("const", first)
     return None

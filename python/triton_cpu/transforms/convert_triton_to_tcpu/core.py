@@ -54,7 +54,7 @@ from triton_cpu.analysis.axis_info import (
 )
 from triton_cpu.analysis.row_addresses import pointer_root, rows_disjoint
 from triton_cpu.dialects import tcpu, tt
-from triton_cpu.dialects.compat import arith
+from triton_cpu.dialects.compat import arith, splat_value
 from triton_cpu.errors import UnsupportedError
 
 from . import contiguity_checks, hints, reductions, store_groups, strided_loads, write_guards
@@ -289,11 +289,11 @@ class TileEmitter:
         attr = _attr(op, "value")
         if not isinstance(attr, DenseIntOrFPElementsAttr):
             raise self.low.unsupported(op, "this kind of tensor constant")
-        if not attr.is_splat():
+        first = splat_value(attr)
+        if first is None:
             # A constant with distinct elements lives in a buffer (see FuncLowering.run).
             return self.load_buffer(self.low.constant_buffer(op), idx, width) if lane == len(idx) - 1 \
                 else self.lanes(op.results[0], idx, width, lane)
-        first = attr.get_values()[0]
         if width == 1:
             return self.emit(arith.ConstantOp(IntegerAttr(int(first), elem) if isinstance(elem, IntegerType)
                                               else FloatAttr(float(first), elem)))
@@ -373,8 +373,9 @@ def _splat_float(v: SSAValue) -> float | None:
     a = _attr(owner, "value")
     if isinstance(a, FloatAttr):
         return a.value.data
-    if isinstance(a, DenseIntOrFPElementsAttr) and a.is_splat() and not isinstance(a.get_element_type(), IntegerType):
-        return float(a.get_values()[0])
+    if isinstance(a, DenseIntOrFPElementsAttr) and not isinstance(a.get_element_type(), IntegerType):
+        v = splat_value(a)
+        return None if v is None else float(v)
     return None
 
 
