@@ -130,6 +130,28 @@ def test_rows_on_second_axis():
     assert prefetches(k) > 0
 
 
+@triton.jit
+def row_sum_tiles(x_ptr, y_ptr, n_cols, TILE: tl.constexpr):
+    # FlagGems' row sum under its "arm" configs: a loop over a row in small tiles.
+    row = tl.program_id(0)
+    acc = tl.zeros([TILE], dtype=tl.float32)
+    for start in range(0, n_cols, TILE):
+        cols = start + tl.arange(0, TILE)
+        acc += tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+    tl.store(y_ptr + row, tl.sum(acc, axis=0))
+
+
+@pytest.mark.parametrize("tile, expected", [(4, False), (16, False), (64, True)])
+def test_small_tiles_of_a_row_stream_without_prefetch(tile, expected):
+    # A loop whose address moves by a line or less per iteration is a stream the hardware
+    # prefetcher follows: no prefetch (256 bytes per iteration: the next one's is prefetched).
+    x = torch.randn(37, 300)
+    y = torch.empty(37)
+    k = row_sum_tiles[(37,)](x, y, 300, TILE=tile)
+    torch.testing.assert_close(y, x.sum(dim=1), rtol=1e-5, atol=1e-4)
+    assert (prefetches(k) > 0) == expected
+
+
 def test_elementwise_kernel_has_no_prefetch():
     # A contiguous stream: the hardware prefetcher follows it (measured slower with one).
     x, y = torch.randn(5000), torch.randn(5000)

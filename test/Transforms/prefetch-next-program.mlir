@@ -123,6 +123,39 @@ tt.func public @accumulated_blocks(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}
   tt.return
 }
 
+// The same loop in 16-element tiles: the address moves by 64 bytes (a line) per iteration,
+// a stream the hardware prefetcher follows; no prefetch.
+// CHECK-LABEL: tt.func public @accumulated_small_tiles
+// CHECK-NOT: tcpu.prefetch
+// CHECK: tt.return
+tt.func public @accumulated_small_tiles(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32>, %n: i32) {
+  %pid = tt.get_program_id x : i32
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %zero = arith.constant dense<0.0> : tensor<16xf32>
+  %start = arith.muli %pid, %n : i32
+  %ss = tt.splat %start : i32 -> tensor<16xi32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %sum = scf.for %off = %c0 to %n step %c16 iter_args(%acc = %zero) -> (tensor<16xf32>) : i32 {
+    %os = tt.splat %off : i32 -> tensor<16xi32>
+    %cols = arith.addi %os, %r : tensor<16xi32>
+    %idx = arith.addi %ss, %cols : tensor<16xi32>
+    %p = tt.addptr %xs, %idx : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %v = tt.load %p : tensor<16x!tt.ptr<f32>>
+    %a = arith.addf %acc, %v : tensor<16xf32>
+    scf.yield %a : tensor<16xf32>
+  }
+  %t = "tt.reduce"(%sum) <{axis = 0 : i32}> ({
+  ^bb0(%l: f32, %q: f32):
+    %c = arith.addf %l, %q : f32
+    tt.reduce.return %c : f32
+  }) : (tensor<16xf32>) -> f32
+  %tp = tt.addptr %y, %pid : !tt.ptr<f32>, i32
+  tt.store %tp, %t : !tt.ptr<f32>
+  tt.return
+}
+
 // Left alone: an elementwise kernel (no reduction reads the load: the hardware prefetcher
 // follows its contiguous stream), an address read through two loads, a loop-carried
 // pointer, and a loop reading the same tile in every iteration.
