@@ -45,6 +45,11 @@ from triton_cpu import env_flag
 from triton_cpu.errors import UnsupportedError
 
 _HEADER = struct.Struct("<Q")
+# Objects allocated (net) since the last collection after which a reply other than "asm" collects
+# (serve_loop): a client that never asks for assembly still has its garbage freed.
+_COLLECT_AFTER = 200_000
+# Young collections per collection of the next older generation (Python's default thresholds).
+_OLDER_EVERY = 10
 
 
 class LLVMAborted(RuntimeError):
@@ -303,6 +308,12 @@ def serve_loop(requests, replies):
     _in_worker = True
     sys.stdout = sys.stderr  # prints go to stderr, not into the replies
     operations = _operations()
+    # The collector runs between requests, not during them: a compile builds hundreds of
+    # thousands of short-lived IR objects in cycles (an op and its block), and collections
+    # triggered mid-stage cost 2-4 ms per kernel (the 10-op kernel of compile_time.py). The
+    # full collection after an "asm" reply (a kernel's last stage here) overlaps the
+    # caller's assembling and linking; any other reply collects once enough objects piled up.
+    gc.disable()
     while True:
         head = requests.read(_HEADER.size)
         if len(head) < _HEADER.size:
@@ -325,6 +336,11 @@ def serve_loop(requests, replies):
                                  issued), protocol=pickle.HIGHEST_PROTOCOL)
         replies.write(_HEADER.pack(len(data)) + data)
         replies.flush()
+        counts = gc.get_count()
+        if op == "asm" or counts[0] > _COLLECT_AFTER:
+            # The young generation holds the request's garbage (nothing was promoted during
+            # it); older ones as often as the collector's own thresholds would have them.
+            gc.collect(2 if counts[2] >= _OLDER_EVERY else 1 if counts[1] >= _OLDER_EVERY else 0)
 
 
 if __name__ == "__main__":
