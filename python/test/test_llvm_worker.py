@@ -171,6 +171,34 @@ def test_threads_compiling_different_kernels_at_once():
     assert results == {f: True for f in factors}
 
 
+@triton.jit
+def add_constant_kernel(x_ptr, out_ptr, C: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + C)
+
+
+@pytest.mark.skipif(llvm_worker.in_process(), reason="compiles in this process (TRITON_CPU_LLVM_IN_PROCESS)")
+def test_the_worker_collects_each_kernels_garbage_after_its_assembly(monkeypatch):
+    """The worker runs a request with the cyclic collector off and collects after a kernel's
+    last request (serve_loop): during a request it reports the collector off, and twenty
+    more kernels leave the objects it tracks about where five left them (uncollected, these
+    small kernels' IR added ~17000 objects in reference cycles; collected, ~60)."""
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    x = torch.randn(64)
+
+    def compile_kernels(constants):
+        for c in constants:
+            out = torch.empty(64)
+            add_constant_kernel[(1,)](x, out, C=float(c), BLOCK=64)
+            assert torch.equal(out, x + float(c))
+    compile_kernels(range(5))
+    enabled, before = llvm_worker.call("collector")
+    compile_kernels(range(5, 25))
+    _, after = llvm_worker.call("collector")
+    assert not enabled
+    assert after - before < 5_000, (before, after)
+
+
 # -- the compile stages in the worker (triton_cpu/stages.py) ---------------------------------
 
 @triton.jit

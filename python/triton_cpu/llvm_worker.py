@@ -64,10 +64,12 @@ class LLVMAborted(RuntimeError):
 def _operations():
     from triton_cpu import llvm, stages
     # "abort" does what a failing LLVM assertion does: tests use it to check the crash path;
-    # "whoami" says where the worker runs (its pid, directory and environment).
+    # "whoami" says where the worker runs (its pid, directory and environment); "collector"
+    # whether the cyclic collector is on during a request and how many objects it tracks.
     return {"optimize": llvm.optimize_here, "asm": llvm.asm_here, "ttcir": stages.ttcir_here,
             "llir": stages.llir_here, "abort": os.abort,
-            "whoami": lambda: (os.getpid(), os.getcwd(), dict(os.environ))}
+            "whoami": lambda: (os.getpid(), os.getcwd(), dict(os.environ)),
+            "collector": lambda: (gc.isenabled(), len(gc.get_objects()))}
 
 
 _in_worker = False  # set in the worker process: its own requests run where they are
@@ -310,9 +312,9 @@ def serve_loop(requests, replies):
     operations = _operations()
     # The collector runs between requests, not during them: a compile builds hundreds of
     # thousands of short-lived IR objects in cycles (an op and its block), and collections
-    # triggered mid-stage cost 2-4 ms per kernel (the 10-op kernel of compile_time.py). The
-    # full collection after an "asm" reply (a kernel's last stage here) overlaps the
-    # caller's assembling and linking; any other reply collects once enough objects piled up.
+    # triggered mid-stage cost 2-3 ms per kernel (the 10-op kernel of compile_time.py). The
+    # collection after an "asm" reply (a kernel's last stage here) overlaps the caller's
+    # assembling and linking; any other reply collects once enough objects piled up.
     gc.disable()
     while True:
         head = requests.read(_HEADER.size)

@@ -83,8 +83,8 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from triton_cpu.analysis.axis_info import AxisInfoAnalysis, attr, element_type, pointee_bytes
-from triton_cpu.dialects import tcpu, tt
 from triton_cpu.analysis.loops import constant_int
+from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith, splat_value
 from triton_cpu.transforms.convert_triton_to_tcpu.hints import LINE_BYTES, prefetch_step
 from triton_cpu.transforms.convert_triton_to_tcpu.strided_loads import split_offset
@@ -342,7 +342,9 @@ def _iv_advance(ptr: SSAValue, loop: Operation) -> int | None:
         elif op.name == "arith.muli":
             a, b = coefficient(op.operands[0]), coefficient(op.operands[1])
             ka, kb = _splat_int(op.operands[0]), _splat_int(op.operands[1])
-            if a is not None and kb is not None:
+            if a == 0 and b == 0:
+                c = 0
+            elif a is not None and kb is not None:
                 c = a * kb
             elif b is not None and ka is not None:
                 c = b * ka
