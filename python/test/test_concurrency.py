@@ -92,7 +92,13 @@ def occupancy_kernel(running_ptr, peak_ptr, TARGET: tl.constexpr, POLLS: tl.cons
 def test_thread_count_is_respected_from_several_python_threads():
     """Three Python threads launch at once, each asking for 2 threads: every launch has 2
     of its programs running at the same time at some point, and never more."""
-    occupancy_kernel[(1,)](torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32), TARGET=2, POLLS=1)
+    # Compiled first, with the launches' own constexprs and options (this test is about
+    # launches): three first calls at once would parse the kernel in three threads, which
+    # CPython 3.11's ast.parse does not always survive ("SystemError: AST constructor
+    # recursion depth mismatch": its AST constructor's depth bookkeeping, see CPython
+    # gh-106905; seen once in this test, in Triton's JITFunction.parse).
+    occupancy_kernel[(2,)](torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32), TARGET=2,
+                           POLLS=200_000_000, num_threads=2)
     peaks = []
 
     def run():
