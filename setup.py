@@ -50,7 +50,12 @@ class CMakeBuild(build_ext):
             src_dir.mkdir(parents=True, exist_ok=True)
             for f in out_dir.iterdir():
                 if f.suffix in (".so", ".json"):
-                    shutil.copy2(f, src_dir / f.name)
+                    # A new file renamed over the old one: rewriting the old one in place
+                    # killed (SIGBUS) a process that had it loaded, a tutorial running
+                    # while the package was reinstalled.
+                    tmp = src_dir / f".{f.name}.{os.getpid()}.tmp"
+                    shutil.copy2(f, tmp)
+                    os.replace(tmp, src_dir / f.name)
 
 
 setup(
