@@ -175,8 +175,7 @@ class AxisInfoAnalysis:
         v = attr(op, "value")
         if isinstance(v, IntegerAttr):
             return AxisInfo.constant(shape, v.value.data)
-        if isinstance(v, DenseIntOrFPElementsAttr) and v.is_splat():
-            first = splat_value(v)
+        if isinstance(v, DenseIntOrFPElementsAttr) and (first := splat_value(v)) is not None:
             return AxisInfo.constant(shape, first if isinstance(first, int) else None)
         return AxisInfo.unknown(shape)
 
