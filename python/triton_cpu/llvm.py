@@ -12,8 +12,7 @@ import struct
 import subprocess
 import sys
 import tempfile
-import dataclasses
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 RUNTIME_DIR = os.path.join(os.path.dirname(__file__), "_C")
 
@@ -61,7 +60,7 @@ def host() -> Host:
     except (KeyError, TypeError):  # not stored yet, or not an entry of ours
         pass
     h = _detect_host()
-    memo[fingerprint] = dataclasses.asdict(h)
+    memo[fingerprint] = asdict(h)
     store_json(path, memo)
     return h
 

@@ -78,14 +78,14 @@ option / TRITON_CPU_PREFETCH=0.
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, ModuleOp, TensorType, i32
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i32
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from triton_cpu.analysis.axis_info import AxisInfoAnalysis, attr, element_type, pointee_bytes
+from triton_cpu.analysis.axis_info import AxisInfoAnalysis, element_type, pointee_bytes
 from triton_cpu.analysis.loops import constant_int
 from triton_cpu.dialects import tcpu, tt
-from triton_cpu.dialects.compat import arith, splat_value
+from triton_cpu.dialects.compat import arith
 from triton_cpu.transforms.convert_triton_to_tcpu.hints import LINE_BYTES, prefetch_step
 from triton_cpu.transforms.convert_triton_to_tcpu.strided_loads import split_offset
 from triton_cpu.transforms.convert_triton_to_tcpu.util import is_volatile
@@ -311,10 +311,11 @@ _AFFINE_THROUGH = {"tt.splat", "tt.broadcast", "tt.expand_dims", "arith.extsi", 
                    "arith.index_cast", "arith.trunci"}
 
 
-def _iv_advance(ptr: SSAValue, loop: Operation) -> int | None:
+def _iv_advance(ptr: SSAValue, loop: Operation, axis: AxisInfoAnalysis) -> int | None:
     """How many bytes each address of the tile `ptr` moves from one iteration of `loop` to the
-    next, when the addresses are the induction variable times a constant plus values that do
-    not change in the loop, and the loop's step is a constant; else None."""
+    next, when the addresses are the induction variable times a constant (every element's
+    value known to `axis`) plus values that do not change in the loop, and the loop's step is
+    a constant; else None."""
     iv = loop.regions[0].blocks[0].args[0]
     step = constant_int(loop.operands[2])
     memo = {}
@@ -341,7 +342,7 @@ def _iv_advance(ptr: SSAValue, loop: Operation) -> int | None:
                 c = a + b if op.name == "arith.addi" else a - b
         elif op.name == "arith.muli":
             a, b = coefficient(op.operands[0]), coefficient(op.operands[1])
-            ka, kb = _splat_int(op.operands[0]), _splat_int(op.operands[1])
+            ka, kb = axis.get(op.operands[0]).value, axis.get(op.operands[1]).value
             if a == 0 and b == 0:
                 c = 0
             elif a is not None and kb is not None:
@@ -359,17 +360,6 @@ def _iv_advance(ptr: SSAValue, loop: Operation) -> int | None:
     if c is None or step is None:
         return None
     return c * step * pointee_bytes(element_type(ptr.type))
-
-
-def _splat_int(v: SSAValue) -> int | None:
-    """The integer a scalar constant or a splat of one holds, else None."""
-    while isinstance(v.owner, Operation) and v.owner.name in ("tt.splat", "tt.broadcast"):
-        v = v.owner.operands[0]
-    c = constant_int(v)
-    if c is None and isinstance(v.owner, Operation) and v.owner.name == "arith.constant":
-        value = attr(v.owner, "value")
-        c = splat_value(value) if isinstance(value, DenseIntOrFPElementsAttr) else None
-    return c if isinstance(c, int) else None
 
 
 def _next_dot_iteration(load: Operation, loop: Operation, mapping: dict, insert):
@@ -448,7 +438,7 @@ def _prefetch(load: Operation, block: Block, axis, optimistic, loop: Operation |
         for a, pid in enumerate(_program_ids(insert)[1]):
             mapping["pid", a] = pid
     else:
-        advance = None if spread else _iv_advance(load.ptr, loop)
+        advance = None if spread else _iv_advance(load.ptr, loop, axis)
         if advance is not None and abs(advance) <= LINE_BYTES:
             return False  # a stream a line or less per iteration: see the module docstring
         ops = (_next_dot_iteration if spread else _next_iteration)(load, loop, mapping, insert)
