@@ -196,6 +196,33 @@ def test_dot_scaled(ta, tb, scale_a, scale_b):
     torch.testing.assert_close(c, A @ B, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("ta,tb", [("e2m1", "e5m2"), ("e4m3", "e4m3")])
+def test_dot_scaled_extreme_scales(ta, tb):
+    """Scales over the whole range upstream's test_scaled_dot draws for a bf16 dot (0 to 142:
+    2^-127 to 2^15), so that some scaled operands, products and sums are subnormal fp32 numbers: every
+    element within fp32 summation error of the exact product, computed in float64 from the
+    operands' bits (upstream's own reference upcasts to bf16 first and loses those bits)."""
+    M, N, K = 32, 32, 128
+    g = torch.Generator().manual_seed(11)
+    a = torch.randint(0, 256, (M, K // 2 if ta == "e2m1" else K), generator=g, dtype=torch.int32).to(torch.uint8)
+    if ta != "e2m1":
+        a = torch.where(_decode(a, ta, -1).isfinite(), a, torch.zeros_like(a))
+    b = torch.randint(0, 256, (K, N), generator=g, dtype=torch.int32).to(torch.uint8)
+    b = torch.where(_decode(b, tb, 0).isfinite(), b, torch.zeros_like(b))
+    sa = torch.randint(0, 143, (M, K // 32), generator=g, dtype=torch.int32).to(torch.uint8)
+    sa[0] = 0  # one row entirely at the smallest scale
+    c = torch.empty(M, N)
+    dot_scaled_kernel[(1,)](a, sa, b, None, c, M=M, N=N, K=K, TA=ta, TB=tb, SCALE_A=True, SCALE_B=False)
+    A = _decode(a, ta, -1).double() * torch.exp2(sa.double() - 127).repeat_interleave(32, dim=1)
+    B = _decode(b, tb, 0).double()
+    exact = A @ B
+    # fp32 accumulation: K roundings relative to the sum of magnitudes, and an absolute
+    # 2^-149 per operation where partial sums are subnormal.
+    bound = K * 2.0**-24 * (A.abs() @ B.abs()) + K * 2.0**-149
+    assert (c.double() - exact).abs().le(bound).all()
+    assert exact[0].abs().max() < 2.0**-100 and c[0].abs().max() > 0  # the smallest scale is not flushed
+
+
 HAS_BF16_DOT = llvm.host().has("avx512bf16")
 
 
