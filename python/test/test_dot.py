@@ -199,9 +199,10 @@ def test_dot_scaled(ta, tb, scale_a, scale_b):
 @pytest.mark.parametrize("ta,tb", [("e2m1", "e5m2"), ("e4m3", "e4m3")])
 def test_dot_scaled_extreme_scales(ta, tb):
     """Scales over the whole range upstream's test_scaled_dot draws for a bf16 dot (0 to 142:
-    2^-127 to 2^15), so that some scaled operands, products and sums are subnormal fp32 numbers: every
-    element within fp32 summation error of the exact product, computed in float64 from the
-    operands' bits (upstream's own reference upcasts to bf16 first and loses those bits)."""
+    2^-127 to 2^15), so that some scaled operands, products and sums are subnormal fp32
+    numbers: every element within fp32 summation error of the exact product, computed in
+    float64 from the operands' bits (upstream's own reference upcasts to bf16 first and
+    loses those bits)."""
     M, N, K = 32, 32, 128
     g = torch.Generator().manual_seed(11)
     a = torch.randint(0, 256, (M, K // 2 if ta == "e2m1" else K), generator=g, dtype=torch.int32).to(torch.uint8)
