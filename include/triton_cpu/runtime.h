@@ -1,11 +1,11 @@
 /* The C interface between generated kernels, the launcher and libTritonCPURuntime.
  *
- * Kernel ABI (emitted by python/triton_cpu/codegen):
- *   void <name>(<TTIR arguments>..., int32_t pid_x, int32_t pid_y, int32_t pid_z,
+ * Kernel ABI (emitted by python/triton_cpu/codegen): every kernel has one fixed signature,
+ *   void <name>(void **args, int32_t pid_x, int32_t pid_y, int32_t pid_z,
  *               int32_t grid_x, int32_t grid_y, int32_t grid_z);
- * and, for the launcher, an argument-unpacking entry with one fixed signature:
- *   void <name>_launch(void **args, int32_t pid_x, ..., int32_t grid_z);
- * where args[i] points at the i-th flattened, non-constexpr argument.
+ * where args[i] points at the i-th flattened, non-constexpr argument (the kernel loads them
+ * at entry). The kernel's own device functions take their arguments directly, then the same
+ * six integers.
  *
  * Each args[i] points at an 8-byte aligned slot holding the value in its natural size
  * (the launcher, third_party/cpu/backend/launcher.c, writes them):

@@ -31,7 +31,7 @@ KERNELS_C = r"""
 #define ABI int32_t px, int32_t py, int32_t pz, int32_t gx, int32_t gy, int32_t gz
 
 /* dump(out: *u64, n: i32, ...): copies the 8-byte slots of the n arguments after n. */
-void dump_launch(void **args, ABI) {
+void dump(void **args, ABI) {
   if (px || py || pz)
     return;
   uint64_t *out = *(uint64_t **)args[0];
@@ -54,7 +54,7 @@ static void spin(int32_t us) {
 /* grid(counts: *i32, coords: *i32, order: *i64, next: *i64, tids: *i64, spin_us: i32):
  * per program (linear id x + gx * (y + gy * z)): runs counted, coordinates and grid seen,
  * its position in the global execution order, and the OS thread that ran it. */
-void grid_launch(void **args, ABI) {
+void grid(void **args, ABI) {
   int32_t *counts = *(int32_t **)args[0];
   int32_t *coords = *(int32_t **)args[1];
   int64_t *order = *(int64_t **)args[2];
@@ -72,7 +72,7 @@ void grid_launch(void **args, ABI) {
 
 /* uneven(tids: *i64, slow: i32, spin_us: i32): programs below `slow` (linear id) spin for
  * spin_us, the others return at once; each records the OS thread that ran it. */
-void uneven_launch(void **args, ABI) {
+void uneven(void **args, ABI) {
   int64_t *tids = *(int64_t **)args[0];
   int32_t slow = *(int32_t *)args[1];
   int32_t spin_us = *(int32_t *)args[2];
@@ -83,14 +83,14 @@ void uneven_launch(void **args, ABI) {
 }
 
 /* sleepy(ms: i32): sleeps, to observe what other Python threads do meanwhile. */
-void sleepy_launch(void **args, ABI) {
+void sleepy(void **args, ABI) {
   int32_t ms = *(int32_t *)args[0];
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
 }
 
 /* asserting(out: *i32, bad: i32): program `bad` fails a device assert, the others write 1. */
-void asserting_launch(void **args, ABI) {
+void asserting(void **args, ABI) {
   int32_t *out = *(int32_t **)args[0];
   int32_t bad = *(int32_t *)args[1];
   if (px == bad) {
@@ -101,7 +101,7 @@ void asserting_launch(void **args, ABI) {
 }
 
 /* trivial(): nothing, for measuring launch overhead. */
-void trivial_launch(void **args, ABI) { (void)args; }
+void trivial(void **args, ABI) { (void)args; }
 """
 
 
@@ -131,7 +131,7 @@ def utils():
 
 @pytest.fixture(scope="session")
 def load(kernel_so, utils):
-    """load(name) -> address of `<name>_launch` from the test kernels."""
+    """load(name) -> address of the test kernel `<name>`."""
     cache = {}
 
     def get(name):
@@ -702,7 +702,7 @@ def test_load_binary_contract(kernel_so, utils):
     module2, function2, *_ = utils.load_binary("trivial", kernel_so, 0, 0)
     assert (module2, function2) == (module, function)
     utils.unload_module(module2)
-    with pytest.raises(RuntimeError, match="no_such_launch"):
+    with pytest.raises(RuntimeError, match="no_such"):
         utils.load_binary("no_such", kernel_so, 0, 0)
 
 

@@ -16,7 +16,6 @@
 // CHECK: icmp sgt <16 x i32>
 // CHECK: %[[RED:.+]] = call i1 @"llvm.vector.reduce.and.v16i1"
 // CHECK: br i1 %[[RED]]
-// CHECK-LABEL: define void @"k_launch"
 func.func public @k(%x: !tt.ptr<f32>, %f: !tt.ptr<i32>, %o: !tt.ptr<f32>, %base: i32, %n: i32) {
   %lb = arith.constant 0 : index
   %ub = arith.constant 64 : index

@@ -13,7 +13,6 @@
 // CHECK: for.exit.3:
 // CHECK-NEXT: add i64
 // CHECK-NEXT: br label %"for.header.2"{{$}}
-// CHECK: ret void
 // CHECK: ![[PROP:[0-9]+]] = !{ !"llvm.loop.unroll.disable" }
 // CHECK: ![[ID]] = !{ ![[ID]], ![[PROP]] }
 func.func public @loops(%x: !tt.ptr<f32>, %n: i32) {

@@ -6,7 +6,7 @@
 // masked store, on AVX2 the microcoded vmaskmovps. Frozen first without AVX-512; left as is
 // with it (its masked stores are fast).
 // CHECK-LABEL: define external void @"update"
-// CHECK: %[[OLD:.*]] = load <8 x float>
+// CHECK: %[[OLD:.*]] = load <8 x float>, ptr %{{.*}}, align 4
 // CHECK: %[[SEL:.*]] = select {{ *}}<8 x i1> %{{.*}}, <8 x float> %{{.*}}, <8 x float> %[[OLD]]
 // CHECK-NEXT: %[[F:.*]] = freeze <8 x float> %[[SEL]]
 // CHECK: store <8 x float> %[[F]]

@@ -2,8 +2,9 @@
 
 Each `func.func` becomes an LLVM function with the kernel ABI of
 include/triton_cpu/runtime.h: its arguments, then program id x, y, z and grid
-x, y, z (i32). Public kernels also get `<name>_launch(void **args, ...)`, the
-one fixed-signature entry the generic launcher calls.
+x, y, z (i32); the public kernel instead has the one fixed signature the generic
+launcher calls, `<name>(void **args, pids..., grid...)`, and loads its arguments from that
+array at entry.
 
 Semantics chosen where LLVM leaves them undefined (a GPU does not trap):
   - integer division and remainder by zero give 0 for the quotient and the
@@ -146,6 +147,7 @@ class ModuleEmitter:
         funcs = [FunctionEmitter(self, op) for op in module_op.body.block.ops if op.name == "func.func"]
         for f in funcs:  # declare all first: a call may precede its callee
             f.declare()
+        self.entries = {f.name for f in funcs if f.entry}
         for f in funcs:
             f.emit()
         return self.module
@@ -165,31 +167,43 @@ class FunctionEmitter:
         self.arg_types = [me.type(t) for t in ftype.inputs.data]
         outs = [me.type(t) for t in ftype.outputs.data]
         ret = cg.VOID if not outs else outs[0] if len(outs) == 1 else ir.LiteralStructType(outs)
-        fnty = ir.FunctionType(ret, self.arg_types + [cg.I32] * 6)
-        fn = ir.Function(me.module, fnty, self.name)
         vis = self.op.properties.get("sym_visibility")
         self.public = vis is None or vis.data == "public"
+        # The kernel (public, returning nothing: every Triton kernel) has the launcher's fixed
+        # signature (runtime.h) and loads its arguments from the array at entry: no separate
+        # unpacking function, whose own trip through LLVM's per-function pipelines cost ~3 ms
+        # of every compile. A public function with results (hand-written IR only) keeps the
+        # direct signature.
+        self.entry = self.public and not outs
+        if self.entry:
+            fnty = ir.FunctionType(cg.VOID, [cg.PTR] + [cg.I32] * 6)
+        else:
+            fnty = ir.FunctionType(ret, self.arg_types + [cg.I32] * 6)
+        fn = ir.Function(me.module, fnty, self.name)
         fn.linkage = "external" if self.public else "internal"
         fn.attributes.add("nounwind")
-        if self.public:
-            # One copy of the body: inlined into `_launch` it would be compiled twice.
-            fn.attributes.add("noinline")
         self.fn = fn
 
     def emit(self):
         me = self.me
         ftype = self.op.properties["function_type"]
-        fn, arg_types, public = self.fn, self.arg_types, self.public
+        fn, arg_types = self.fn, self.arg_types
         entry = self.op.regions[0].blocks[0]
-        for a, la in zip(entry.args, fn.args):
-            self.values[a] = la
-        self.pids = fn.args[len(arg_types):]
-        for la, n in zip(self.pids, PID_ARGS):
-            la.name = n
         self.builder = ir.IRBuilder(fn.append_basic_block("entry"))
         self.dbg = me.debug.subprogram(fn, self.name, self.op) if me.debug else None
         if self.dbg:
             self.builder.debug_metadata = self.dbg.entry
+        if self.entry:
+            fn.args[0].name = "args"
+            self.pids = fn.args[1:]
+            for a, value in zip(entry.args, self.unpack_arguments(fn.args[0], arg_types, ftype.inputs.data)):
+                self.values[a] = value
+        else:
+            for a, la in zip(entry.args, fn.args):
+                self.values[a] = la
+            self.pids = fn.args[len(arg_types):]
+        for la, n in zip(self.pids, PID_ARGS):
+            la.name = n
         self.deferred = _deferred_values(self.op)
         self._remat_memo = None
         self.allocate_buffers()
@@ -208,24 +222,19 @@ class FunctionEmitter:
         for blk, bb in self.blocks.items():
             self.builder.position_at_end(bb)
             self.emit_block(blk)
-        if public:
-            self.emit_launch_entry(fn, arg_types, ftype.inputs.data)
 
-    def emit_launch_entry(self, fn, arg_types, ttypes):
-        """`<name>_launch(void **args, pids..., grid...)`: unpacks args for the generic launcher."""
-        me = self.me
-        w = ir.Function(me.module, ir.FunctionType(cg.VOID, [cg.PTR] + [cg.I32] * 6), self.name + "_launch")
-        w.attributes.add("nounwind")
-        b = ir.IRBuilder(w.append_basic_block("entry"))
-        args = []
+    def unpack_arguments(self, args, arg_types, ttypes):
+        """The kernel's arguments, loaded at entry from the launcher's array: args[i] points
+        at the i-th argument's slot (runtime.h)."""
+        b = self.builder
+        values = []
         for i, (t, tt) in enumerate(zip(arg_types, ttypes)):
-            slot = b.load(b.gep(w.args[0], [ir.Constant(cg.I64, i)], source_etype=cg.PTR), typ=cg.PTR)
+            slot = b.load(b.gep(args, [ir.Constant(cg.I64, i)], source_etype=cg.PTR), typ=cg.PTR)
             if is_bf16(tt):
-                args.append(self.bf16_to_f32(b, b.load(slot, typ=cg.I16)))
+                values.append(self.bf16_to_f32(b, b.load(slot, typ=cg.I16)))
             else:
-                args.append(b.load(slot, typ=t))
-        b.call(fn, args + list(w.args[1:]))
-        b.ret_void()
+                values.append(b.load(slot, typ=t))
+        return values
 
     # -- streaming stores (runtime.h's tcpu_streaming_bytes) -------------------
     # A launch streams when its grid size x the bytes one program's full-vector stores
@@ -564,6 +573,8 @@ class FunctionEmitter:
 
     def op_func_call(self, op):
         callee = self.me.module.globals[op.properties["callee"].root_reference.data]
+        if callee.name in self.me.entries:
+            raise NotImplementedError(f"'{self.name}' calls the kernel '{callee.name}', whose entry has the launcher's signature")
         r = self.builder.call(callee, [self.v(x) for x in op.operands] + list(self.pids))
         if len(op.results) <= 1:
             return r if op.results else None

@@ -386,14 +386,15 @@ class CPUUtils:
         """Loads a kernel shared object; returns (module, function, n_regs, n_spills,
         n_max_threads) as CompiledKernel expects.
 
-        `function` is the address of `<name>_launch`. A CPU has no per-kernel register
+        `function` is the address of the kernel `<name>` (its entry has the launcher's
+        signature, include/triton_cpu/runtime.h). A CPU has no per-kernel register
         count; n_regs is the architectural vector register count, which keeps occupancy
         formulas written for GPUs (NUM_REGS // (n_regs * warp_size * num_warps)) finite.
         """
         native = _native()
         handle = native.load_library(self._files.path_for(name, bytes(kernel)))
         try:
-            function = native.get_symbol(handle, name + "_launch")
+            function = native.get_symbol(handle, name)
         except Exception:
             native.unload_library(handle)
             raise

@@ -11,7 +11,7 @@
  *
  * Each flattened argument is stored in its own 8-byte slot with the value's natural
  * size at the slot's start (little endian), and args[i] points at slot i; this is the
- * layout the kernel's `<name>_launch` entry reads (include/triton_cpu/runtime.h).
+ * layout the kernel's entry `<name>` reads (include/triton_cpu/runtime.h).
  */
 #define _GNU_SOURCE /* sched_getaffinity */
 #define PY_SSIZE_T_CLEAN
