@@ -286,3 +286,37 @@ def test_the_host_cpu_is_remembered_per_machine(tmp_path):
     assert run() == ["True", "False"]  # read back: no LLVM loaded for it
     memo.write_text("{not json")
     assert run() == ["True", "True"]
+
+
+@triton.jit
+def scalars_kernel(ints_ptr, floats_ptr, b: tl.int1, i8: tl.int8, u8: tl.uint8, i16: tl.int16, u16: tl.uint16,
+                   i32: tl.int32, u32: tl.uint32, i64: tl.int64, u64: tl.uint64, h: tl.float16,
+                   bf: tl.bfloat16, f: tl.float32, d: tl.float64):
+    tl.store(ints_ptr + 0, b.to(tl.int64))
+    tl.store(ints_ptr + 1, i8.to(tl.int64))
+    tl.store(ints_ptr + 2, u8.to(tl.int64))
+    tl.store(ints_ptr + 3, i16.to(tl.int64))
+    tl.store(ints_ptr + 4, u16.to(tl.int64))
+    tl.store(ints_ptr + 5, i32.to(tl.int64))
+    tl.store(ints_ptr + 6, u32.to(tl.int64))
+    tl.store(ints_ptr + 7, i64)
+    tl.store(ints_ptr + 8, u64.to(tl.int64, bitcast=True))
+    tl.store(floats_ptr + 0, h.to(tl.float64))
+    tl.store(floats_ptr + 1, bf.to(tl.float64))
+    tl.store(floats_ptr + 2, f.to(tl.float64))
+    tl.store(floats_ptr + 3, d)
+
+
+def test_scalar_arguments_of_every_type_reach_the_kernel():
+    """The kernel loads its arguments from the launcher's slots at entry (runtime.h): each
+    scalar type at its width and signedness, fp16 and bf16 from their 16-bit patterns."""
+    ints = torch.zeros(9, dtype=torch.int64)
+    floats = torch.zeros(4, dtype=torch.float64)
+    ivals = [True, -100, 200, -30000, 60000, -2_000_000_000, 4_000_000_000, -(2**62) - 7, 2**63 + 5]
+    fvals = [1.0 / 3, -1.0 / 3, 1.0 / 7, 1.0 / 11]
+    scalars_kernel[(1, )](ints, floats, *ivals, *fvals)
+    assert ints.tolist() == [1, -100, 200, -30000, 60000, -2_000_000_000, 4_000_000_000, -(2**62) - 7,
+                             2**63 + 5 - 2**64]
+    expected = [torch.tensor(fvals[0], dtype=torch.float16).item(), torch.tensor(fvals[1], dtype=torch.bfloat16).item(),
+                torch.tensor(fvals[2], dtype=torch.float32).item(), fvals[3]]
+    assert floats.tolist() == expected
