@@ -1,10 +1,9 @@
 """Emits LLVM IR (llvmlite) from TritonCPU IR.
 
-Each `func.func` becomes an LLVM function with the kernel ABI of
-include/triton_cpu/runtime.h: its arguments, then program id x, y, z and grid
-x, y, z (i32); the public kernel instead has the one fixed signature the generic
-launcher calls, `<name>(void **args, pids..., grid...)`, and loads its arguments from that
-array at entry.
+Each `func.func` becomes an LLVM function. The kernel (public, without results) has the
+fixed signature of include/triton_cpu/runtime.h that the generic launcher calls,
+`<name>(void **args, pids..., grid...)`, and loads its arguments from that array at entry;
+a device function takes its arguments, then program id x, y, z and grid x, y, z (i32).
 
 Semantics chosen where LLVM leaves them undefined (a GPU does not trap):
   - integer division and remainder by zero give 0 for the quotient and the
