@@ -100,7 +100,12 @@ def call_intrinsic(builder: ir.IRBuilder, base: str, overload, ret: ir.Type, arg
 def splat(builder: ir.IRBuilder, value: ir.Value, n: int) -> ir.Value:
     vt = ir.VectorType(value.type, n)
     v = builder.insert_element(undef(vt), value, ir.Constant(I32, 0))
-    return builder.shuffle_vector(v, undef(vt), ir.Constant(ir.VectorType(I32, n), None))
+    mask_type = ir.VectorType(I32, n)
+    shuffle = builder.shuffle_vector(v, undef(vt), ir.Constant(mask_type, None))
+    # The all-zero mask as one word: llvmlite checks the mask's lanes when it builds the
+    # instruction, then would print them one by one, the most frequent constant of a module.
+    shuffle.operands[2] = Literal(mask_type, "zeroinitializer")
+    return shuffle
 
 
 def freeze(builder: ir.IRBuilder, v: ir.Value) -> ir.Value:

@@ -12,6 +12,7 @@ Semantics chosen where LLVM leaves them undefined (a GPU does not trap):
   - float -> int conversions saturate, NaN -> 0 (as PTX cvt.rzi does).
 bf16 values live in registers as f32 rounded to bf16 precision; they are i16 in memory.
 """
+import math
 import platform
 import struct
 from math import prod
@@ -150,6 +151,17 @@ class ModuleEmitter:
         for f in funcs:
             f.emit()
         return self.module
+
+
+def _same_lanes(values) -> bool:
+    """Whether every lane holds the first one's value, bit for bit as far as a lane's
+    constant says (0.0 and -0.0 differ; a NaN never matches, so its vector is kept lane by
+    lane)."""
+    first = values[0]
+    if isinstance(first, float):
+        sign = math.copysign(1.0, first)
+        return all(v == first and math.copysign(1.0, v) == sign for v in values)
+    return all(v == first for v in values)
 
 
 class FunctionEmitter:
@@ -771,7 +783,9 @@ class FunctionEmitter:
                 lanes = [ir.Constant(elem, int(x)) for x in vals]
             else:
                 lanes = [ir.Constant(elem, self.round_const(float(x), op.results[0].type)) for x in vals]
-            return cg.splat_const(t, lanes[0]) if len(lanes) == 1 else ir.Constant(t, lanes * (t.count // len(lanes)))
+            if _same_lanes([lane.constant for lane in lanes]):  # a splat spelled lane by lane
+                return cg.splat_const(t, lanes[0])
+            return ir.Constant(t, lanes * (t.count // len(lanes)))
         raise UnsupportedError.at(op, self.name, f"constant {attr}")
 
     @staticmethod
