@@ -12,7 +12,6 @@ Semantics chosen where LLVM leaves them undefined (a GPU does not trap):
   - float -> int conversions saturate, NaN -> 0 (as PTX cvt.rzi does).
 bf16 values live in registers as f32 rounded to bf16 precision; they are i16 in memory.
 """
-import math
 import platform
 import struct
 from math import prod
@@ -30,6 +29,7 @@ from triton_cpu.codegen import cgutils as cg, fp8, uniform_division
 from triton_cpu.analysis.loops import constant_bounds, trip_count
 from triton_cpu.codegen.lane_masks import all_lanes_test, uniform_scalar
 from triton_cpu.codegen.math_lib import INTRINSICS, MATH_OPS, VECTOR_FUNCTIONS, MathLib
+from triton_cpu.dialects.compat import splat_value
 from triton_cpu.errors import UnsupportedError
 
 _CMPI = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]  # signed for 2..5, unsigned 6..9
@@ -151,17 +151,6 @@ class ModuleEmitter:
         for f in funcs:
             f.emit()
         return self.module
-
-
-def _same_lanes(values) -> bool:
-    """Whether every lane holds the first one's value, bit for bit as far as a lane's
-    constant says (0.0 and -0.0 differ; a NaN never matches, so its vector is kept lane by
-    lane)."""
-    first = values[0]
-    if isinstance(first, float):
-        sign = math.copysign(1.0, first)
-        return all(v == first and math.copysign(1.0, v) == sign for v in values)
-    return all(v == first for v in values)
 
 
 class FunctionEmitter:
@@ -777,14 +766,15 @@ class FunctionEmitter:
         if isinstance(attr, FloatAttr):
             return ir.Constant(t, self.round_const(attr.value.data, op.results[0].type))
         if isinstance(attr, DenseIntOrFPElementsAttr):
-            vals = attr.get_values()
             elem = t.element
-            if isinstance(elem, ir.IntType):
-                lanes = [ir.Constant(elem, int(x)) for x in vals]
-            else:
-                lanes = [ir.Constant(elem, self.round_const(float(x), op.results[0].type)) for x in vals]
-            if _same_lanes([lane.constant for lane in lanes]):  # a splat spelled lane by lane
-                return cg.splat_const(t, lanes[0])
+
+            def lane(x):
+                return ir.Constant(elem, int(x) if isinstance(elem, ir.IntType) else
+                                   self.round_const(float(x), op.results[0].type))
+            first = splat_value(attr)  # one value, bit for bit, in every lane (however spelled)
+            if first is not None:
+                return cg.splat_const(t, lane(first))
+            lanes = [lane(x) for x in attr.get_values()]
             return ir.Constant(t, lanes * (t.count // len(lanes)))
         raise UnsupportedError.at(op, self.name, f"constant {attr}")
 
