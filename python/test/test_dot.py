@@ -231,15 +231,15 @@ HAS_BF16_DOT = llvm.host().has("avx512bf16")
 @pytest.mark.parametrize("vector_bits", [256, 512])
 @pytest.mark.parametrize("M, N, K", [(16, 16, 16), (32, 64, 32), (64, 32, 128), (16, 16, 1), (2, 4, 8), (4, 8, 16)])
 def test_bf16_dot_instruction(M, N, K, vector_bits):
-    """bf16 x bf16 asked on vdpbf16ps (the bf16_dot option): used where N fills the fp32
-    lanes and K is even, widened to fp32 elsewhere; either way within fp32 summation error
-    of the exact product."""
+    """bf16 x bf16 asked on vdpbf16ps (the bf16_dot option, AMX tiles off): used where N
+    fills the fp32 lanes and K is even, widened to fp32 elsewhere; either way within fp32
+    summation error of the exact product."""
     g = torch.Generator().manual_seed(M + N + K)
     a = torch.randn(M, K, generator=g).bfloat16()
     b = torch.randn(K, N, generator=g).bfloat16()
     d = torch.empty(M, N)
     k = dot_kernel[(1,)](a, b, None, d, M=M, N=N, K=K, ACC=False, PRECISION="ieee", OUT=tl.float32,
-                         vector_bits=vector_bits, bf16_dot=True)
+                         vector_bits=vector_bits, bf16_dot=True, amx=False)
     torch.testing.assert_close(d.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-5 * K)
     uses = "vdpbf16ps" in k.asm["asm"]
     assert uses == (K % 2 == 0 and N % (vector_bits // 32) == 0)

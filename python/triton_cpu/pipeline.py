@@ -11,7 +11,7 @@ ttcir_stage: the ttcir stage's work around ttir_to_ttcir (which text to parse, t
 from xdsl.passes import PassPipeline
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from triton_cpu import llvm
+from triton_cpu import amx, llvm
 from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
 from triton_cpu.transforms.inline_ptx_math import InlinePTXMath
 from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
@@ -24,7 +24,8 @@ from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
 from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
 
 
-def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = False, prefetch: bool = True):
+def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = False, prefetch: bool = True,
+                 amx: bool = False):
     return [
         InlinePTXMath(),
         UniformLoopIncrements(),
@@ -32,7 +33,7 @@ def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = 
         SplitRowTiles(),
         *([PrefetchNextProgram(indirect=not bounds_check)] if prefetch else []),
         PeelAccumulatorLoops(),
-        ConvertTritonToTCPU(vector_bits=vector_bits, bf16_dot=bf16_dot),
+        ConvertTritonToTCPU(vector_bits=vector_bits, bf16_dot=bf16_dot, amx=amx),
         SplitBoundCheckLoops(),
         *([InsertBoundsChecks()] if bounds_check else []),
         ScopedCSE(),
@@ -98,7 +99,8 @@ def ttir_to_ttcir(ttir_text: str, options, host):
     ctx = make_context()
     bits = vector_bits(options, host)
     passes = ttcir_passes(bits, getattr(options, "bounds_check", False),
-                          bf16_dot(bits, host, getattr(options, "bf16_dot", None)), getattr(options, "prefetch", True))
+                          bf16_dot(bits, host, getattr(options, "bf16_dot", None)), getattr(options, "prefetch", True),
+                          bool(getattr(options, "amx", False)) and amx.available(host))
     PassPipeline(tuple(passes)).apply(ctx, module)
     return module, name
 

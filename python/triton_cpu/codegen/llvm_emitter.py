@@ -25,7 +25,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import attr as _attr
 from triton_cpu.codegen.debug_info import DebugInfo
-from triton_cpu.codegen import cgutils as cg, fp8, uniform_division
+from triton_cpu.codegen import amx_tiles, cgutils as cg, fp8, uniform_division
 from triton_cpu.analysis.loops import constant_bounds, trip_count
 from triton_cpu.codegen.lane_masks import all_lanes_test, uniform_scalar
 from triton_cpu.codegen.math_lib import INTRINSICS, MATH_OPS, VECTOR_FUNCTIONS, MathLib
@@ -1203,6 +1203,27 @@ class FunctionEmitter:
         name = f"llvm.x86.avx512bf16.dpbf16ps.{32 * n}"
         fn = cg.declare(self.builder.module, name, acc.type, [acc.type, pairs, pairs])
         return self.builder.call(fn, [acc, self.builder.bitcast(a, pairs), self.builder.bitcast(b, pairs)])
+
+    def op_tcpu_tile_config(self, op):
+        amx_tiles.config(self.builder)
+
+    def op_tcpu_tile_release(self, op):
+        amx_tiles.release(self.builder)
+
+    def _tile_address(self, op):
+        """(address, row stride in bytes) of a tile move's first element."""
+        ref = op.operands[0]
+        elem = self.me.scalar_type(ref.type.element_type, memory=True)
+        return self._element_address(ref, op.operands[1:]), ref.type.get_shape()[-1] * _nbytes(elem)
+
+    def op_tcpu_tile_load(self, op):
+        amx_tiles.load(self.builder, op.tile.value.data, *self._tile_address(op))
+
+    def op_tcpu_tile_store(self, op):
+        amx_tiles.store(self.builder, op.tile.value.data, *self._tile_address(op))
+
+    def op_tcpu_tile_dot(self, op):
+        amx_tiles.dot(self.builder, op.kind.data, op.acc.value.data, op.a.value.data, op.b.value.data)
 
     def op_tcpu_mulhiui(self, op):
         b = self.builder

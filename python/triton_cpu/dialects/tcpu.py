@@ -157,6 +157,68 @@ class DotBF16PairsOp(IRDLOperation):
         super().__init__(operands=[acc, a, b], result_types=[acc.type])
 
 
+# x86 AMX tiles (AMX-TILE with AMX-BF16 or AMX-INT8). The tile registers are numbered
+# 0..7 and configured by tcpu.tile_config as 16 rows of 64 bytes each; a tile is moved
+# between registers and a row-major memref (rows one row of the memref apart) by
+# tcpu.tile_load / tcpu.tile_store at the element the indices name, and tcpu.tile_dot
+# accumulates into one tile the product of two others. These ops name registers, not
+# values: they carry no results and have unknown effects (never merged, moved or dropped),
+# and the code that emits them allocates the registers (convert_triton_to_tcpu/dot.py).
+
+
+class _TileMoveOp(IRDLOperation):
+    tile = prop_def(IntegerAttr)
+    ref = operand_def()
+    indices = var_operand_def()
+
+    def __init__(self, tile: int, ref: SSAValue, indices):
+        super().__init__(operands=[ref, list(indices)], properties={"tile": _int_attr(tile)})
+
+
+@irdl_op_definition
+class TileConfigOp(IRDLOperation):
+    """Configures the tile registers: tiles 0..7, 16 rows of 64 bytes each (ldtilecfg)."""
+    name = "tcpu.tile_config"
+
+
+@irdl_op_definition
+class TileReleaseOp(IRDLOperation):
+    """Returns the tile registers to their initial state (tilerelease), so that the OS
+    saves no tile data for this thread until the next tcpu.tile_config."""
+    name = "tcpu.tile_release"
+
+
+@irdl_op_definition
+class TileLoadOp(_TileMoveOp):
+    """Tile `tile` <- 16 rows of 64 bytes from the memref, starting at the element the
+    indices name, rows one row of the memref apart (tileloadd)."""
+    name = "tcpu.tile_load"
+
+
+@irdl_op_definition
+class TileStoreOp(_TileMoveOp):
+    """Tile `tile` -> 16 rows of 64 bytes into the memref, as tcpu.tile_load reads them
+    (tilestored)."""
+    name = "tcpu.tile_store"
+
+
+@irdl_op_definition
+class TileDotOp(IRDLOperation):
+    """Tile `acc` (16 x 16 fp32) += tile `a` (16 rows of 32 bf16 along K) times tile `b`
+    (16 rows of K pairs, each 16 columns of 2 bf16 interleaved along K): tdpbf16ps, kind
+    "bf16". Products of bf16 pairs summed in fp32, denormal inputs and results flushed to
+    zero, rounding to nearest even."""
+    name = "tcpu.tile_dot"
+    kind = prop_def(StringAttr)
+    acc = prop_def(IntegerAttr)
+    a = prop_def(IntegerAttr)
+    b = prop_def(IntegerAttr)
+
+    def __init__(self, kind: str, acc: int, a: int, b: int):
+        super().__init__(properties={"kind": StringAttr(kind), "acc": _int_attr(acc), "a": _int_attr(a),
+                                     "b": _int_attr(b)})
+
+
 @irdl_op_definition
 class ExternElementwiseOp(IRDLOperation):
     """A call of a C library function per element (vectorized when a vector variant exists)."""
@@ -412,7 +474,8 @@ class BoundsCheckOp(IRDLOperation):
 TCPU = Dialect(
     "tcpu",
     [ProgramIdOp, NumProgramsOp, IotaOp, AddPtrOp, IsContiguousOp, PtrToIntOp, IntToPtrOp, BitcastOp, FpToFpOp,
-     MulhiUIOp, DotBF16PairsOp, ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp, PrintOp,
+     MulhiUIOp, DotBF16PairsOp, TileConfigOp, TileReleaseOp, TileLoadOp, TileStoreOp, TileDotOp,
+     ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp, PrintOp,
      AssertOp, AtomicRMWOp, AtomicCASOp, ClockOp, AtomicPollOp, PrefetchOp, BoundsCheckOp],
     [],
 )

@@ -98,6 +98,10 @@ class CPUOptions:
     # (correctly rounded, codegen/uniform_division.py) instead of vdivps; default: the host's
     # choice (pipeline.reciprocal_division_pays).
     reciprocal_division: Optional[bool] = None
+    # bf16 tl.dot on AMX tiles (tdpbf16ps) where the host has AMX-BF16 and Linux grants the
+    # process the tile state (triton_cpu/amx.py); False keeps the vector code. Resolved by
+    # parse_options in the process that runs the kernel.
+    amx: Optional[bool] = None
 
     def __post_init__(self):
         object.__setattr__(self, "extern_libs", tuple(dict(self.extern_libs or {}).items()))
@@ -164,7 +168,8 @@ class CPUBackend(BaseBackend):
             args["bounds_check"] = env_flag("TRITON_CPU_BOUNDS_CHECK", False)
         if "prefetch" not in args:
             args["prefetch"] = env_flag("TRITON_CPU_PREFETCH", True)
-        from triton_cpu import sleef
+        from triton_cpu import amx, sleef
+        args["amx"] = amx.resolve(self.host, args.get("amx"))
         args["math_lib"] = sleef.resolve(args.get("math_lib"))
         if "supported_fp8_dtypes" in args:
             args["supported_fp8_dtypes"] = tuple(args["supported_fp8_dtypes"])

@@ -376,6 +376,16 @@ def _vector_registers():
     return 32  # AArch64 (NEON/SVE), RISC-V V, POWER VSX
 
 
+def _check_amx(native, handle, name):
+    """A kernel that uses AMX tiles runs only in a process that Linux lets use them (else its
+    first tile instruction would raise SIGILL): asked for here when parse_options did not
+    (a kernel compiled with `amx` resolved in another process)."""
+    from triton_cpu import amx
+    if native.find_symbol(handle, amx.EXPORTED_MARK) and not amx.permitted():
+        raise RuntimeError(f"triton-cpu: kernel {name} uses AMX tiles and Linux refused this process the AMX "
+                           f"tile state (arch_prctl ARCH_REQ_XCOMP_PERM); compile it with amx=False")
+
+
 class CPUUtils:
     """`driver.active.utils`: loading kernels and describing the CPU."""
 
@@ -395,6 +405,7 @@ class CPUUtils:
         handle = native.load_library(self._files.path_for(name, bytes(kernel)))
         try:
             function = native.get_symbol(handle, name)
+            _check_amx(native, handle, name)
         except Exception:
             native.unload_library(handle)
             raise

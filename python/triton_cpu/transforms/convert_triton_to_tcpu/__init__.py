@@ -173,9 +173,10 @@ class ConvertTritonToTCPU(ModulePass):
 
     vector_bits: int = 256
     bf16_dot: bool = False
+    amx: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        config = Config(vector_bits=self.vector_bits, bf16_dot=self.bf16_dot)
+        config = Config(vector_bits=self.vector_bits, bf16_dot=self.bf16_dot, amx=self.amx)
         calls.inline_tensor_calls(op)
         # Until none is left: lowering a function may outline new ones (map_elementwise).
         while funcs := [o for o in op.body.block.ops if o.name == "tt.func"]:

@@ -27,9 +27,11 @@ dot computes in bf16 and 0 in fp16, as Triton's interpreter has it), then the sa
 micro-kernel accumulates in fp32.
 """
 from xdsl.dialects import math, vector
+from math import gcd
+
 from xdsl.dialects.builtin import (
-    BFloat16Type, DenseIntOrFPElementsAttr, Float16Type, Float32Type, FloatAttr, IntegerAttr, IntegerType, TensorType,
-    i32,
+    BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr, Float16Type, Float32Type, FloatAttr, IntegerAttr, IntegerType, TensorType,
+    i32, i64,
 )
 from xdsl.ir import Operation, SSAValue
 
@@ -83,6 +85,9 @@ def lower_dot(low, op: Operation):
     out_elem = element_type(op.results[0].type)
     acc_elem = Float32Type() if isinstance(out_elem, (Float16Type, BFloat16Type)) else out_elem
     em = low.emitter_before(op)
+    if _amx_tiles(low, a, b, acc_elem, shape_of(op.results[0])):
+        tile_kernel(low, em, op, _pack_bits(low, em, a), b)
+        return
     if _bf16_pairs(low, a, b, acc_elem):
         micro_kernel(low, em, op, pack_row_pairs(low, em, a), pack_column_pairs(low, em, b), acc_elem,
                      lambda k_em, av, bv, acc: k_em.emit(tcpu.DotBF16PairsOp(acc, av, bv)))
@@ -92,6 +97,177 @@ def lower_dot(low, op: Operation):
         micro_kernel(low, em, op, a_buf, None, acc_elem, b_src=b)
         return
     micro_kernel(low, em, op, a_buf, pack(low, em, b, acc_elem), acc_elem)
+
+
+def _amx_tiles(low, a, b, acc_elem, out_shape) -> bool:
+    """Whether this dot runs on AMX tiles (tile_kernel): bf16 operands, fp32 accumulation,
+    M and N multiples of 16 (a tile's rows and fp32 columns) and K of 32 (a tile's bf16
+    pairs), on a host and in a process where tiles can run (`Config.amx`)."""
+    bf16 = BFloat16Type()
+    if not low.config.amx or element_type(a.type) != bf16 or element_type(b.type) != bf16 \
+            or acc_elem != Float32Type():
+        return False
+    M, N = out_shape[-2:]
+    return M % TILE_ROWS == 0 and N % TILE_ROWS == 0 and shape_of(a)[-1] % TILE_K == 0
+
+
+# An AMX tile is 16 rows of 64 bytes: 16 x 16 fp32 of C, 16 rows x 32 bf16 (K) of A, or 16
+# pairs of K rows x 16 columns of B (bf16 pairs, pack_column_pairs' layout).
+TILE_ROWS, TILE_K = 16, 32
+# Tile registers: C's 2 x 2 tiles 0..3, A's two row tiles 4 and 5, B's two column tiles 6, 7.
+_C_TILES, _A_TILES, _B_TILES = (0, 1, 2, 3), (4, 5), (6, 7)
+
+
+def tile_kernel(low, em, op: Operation, a_buf, b):
+    """C = A @ B + C0 for a bf16 `op` on AMX tiles, from A as bf16 rows in a buffer ([.., M,
+    K]) and B's value. C is accumulated in fp32 in a buffer (C0's, in place, when nothing
+    else reads it), panel by panel of 32 columns (16 where N is not a multiple of 32):
+    each panel of B is first packed as bf16 pairs along K (the layout of a tile of B,
+    `_pack_pair_panel`) into a small buffer, then every block of 2 x 2 tiles of the
+    panel's C (32 x 32; one row of tiles where M is not a multiple of 32) is loaded, takes
+    one tdpbf16ps per pair of A and B tiles for each 32 steps of K, and is stored back.
+    Packing panel by panel keeps it in the L1 and lets the core run the next panel's
+    packing while the tile unit still works on the previous panel's products.
+
+    tdpbf16ps flushes denormal inputs and results to zero, as vdpbf16ps does; its products
+    are exact and summed in fp32 (the order of the sums within a 32-step group is the
+    hardware's). The tile registers are configured before the panels and released after
+    them: no tile state lives across other code."""
+    c0 = op.operands[2]
+    out = op.results[0]
+    shape = shape_of(out)
+    batch, (M, N) = shape[:-2], shape[-2:]
+    K = a_buf.type.get_shape()[-1]
+    acc_elem = Float32Type()
+    c_buf = _accumulator(low, em, c0, acc_elem, element_type(out.type), (a_buf,))
+    MT = 2 if M % (2 * TILE_ROWS) == 0 else 1
+    NT = 2 if N % (2 * TILE_ROWS) == 0 else 1
+    BM, BN = MT * TILE_ROWS, NT * TILE_ROWS
+    panel = low.alloc_buffer(TensorType(IntegerType(16), (K // 2, 2 * BN)))
+    prefetches = low.spread_prefetches.pop(op, [])
+    blocks = (M // BM) * (N // BN)
+
+    def block(e, pre, i0, j0):
+        if prefetches:  # this block's share of the next iteration's lines, dealt in row order
+            t = e.idx_add(e.idx_mul(e.idx_div_rem(i0, BM, 0), N // BN), e.idx_div_rem(j0, BN, 0))
+            _spread_prefetches(e, prefetches, t, blocks)
+        rows = [e.idx_add(i0, m * TILE_ROWS) for m in range(MT)]
+        c_tiles = [(_C_TILES[m * 2 + n], r, e.idx_add(j0, n * TILE_ROWS)) for m, r in enumerate(rows)
+                   for n in range(NT)]
+        for t, r, c in c_tiles:
+            _tile_move(e, tcpu.TileLoadOp, t, c_buf, pre + (r, c))
+
+        def step(k_em, k, _):
+            for m, r in enumerate(rows):
+                _tile_move(k_em, tcpu.TileLoadOp, _A_TILES[m], a_buf, pre + (r, k))
+            kp = k_em.idx_div_rem(k, 2, 0)
+            for n in range(NT):
+                _tile_move(k_em, tcpu.TileLoadOp, _B_TILES[n], panel, (kp, 2 * n * TILE_ROWS))
+            for m in range(MT):
+                for n in range(NT):
+                    k_em.emit(tcpu.TileDotOp("bf16", _C_TILES[m * 2 + n], _A_TILES[m], _B_TILES[n]))
+            return []
+        e.for_loop(0, K, TILE_K, [], step)
+        for t, r, c in c_tiles:
+            _tile_move(e, tcpu.TileStoreOp, t, c_buf, pre + (r, c))
+
+    def column(e, idx):
+        pre, j0 = idx[:-1], idx[-1]
+        _pack_pair_panel(low, e, b, b_bits, pre, j0, BN, panel)
+        e.for_loop(0, M, BM, [], lambda m_em, i0, _: block(m_em, pre, i0, j0) or [])
+
+    b_bits = _bf16_bits(low, em, b)
+    em.emit(tcpu.TileConfigOp())
+    if prefetches and batch:  # hints.py hands only 2-D tiles to a dot; kept general
+        for ptr, pstep in prefetches:
+            hints.issue_all(low, em, ptr, pstep)
+        prefetches = []
+    low.nest_steps(em, batch + (N,), [1] * len(batch) + [BN], column)
+    em.emit(tcpu.TileReleaseOp())
+    _result(low, em, out, c_buf, acc_elem)
+
+
+def _bf16_bits(low, em, value: SSAValue):
+    """A function (emitter, indices, lanes) -> the bf16 bit patterns (i16) of `value`'s lanes
+    there: read where the value is, or, when its memory runs down its columns (tl.trans of
+    a load, attention's keys), from an fp32 copy made by blocks of contiguous loads
+    transposed in registers (transposed_pack; exact: every bf16 is an fp32), instead of a
+    gather per vector."""
+    i16 = IntegerType(16)
+    if value not in low.buffers and _transposed_lanes(low, value, _F32):
+        buf = pack(low, em, value, _F32)
+
+        def read(e, idx, vl):
+            narrow = e.emit(arith.TruncFOp(e.load_buffer(buf, idx, vl), vec_type(BFloat16Type(), vl)))
+            return e.emit(tcpu.BitcastOp(narrow, vec_type(i16, vl)))
+        return read
+    return lambda e, idx, vl: e.emit(tcpu.BitcastOp(e.value(value, idx, vl), vec_type(i16, vl)))
+
+
+def _pack_bits(low, em, a: SSAValue) -> SSAValue:
+    """A row-major buffer of A's bf16 bit patterns ([.., M, K] of i16), or A's own buffer
+    when A is materialized (its memory holds the same bits). A copy of the bits, not of the
+    values: a bf16 store would quiet signalling NaNs, a select per vector."""
+    own = low.buffers.get(a)
+    if own is not None:
+        return own
+    shape = shape_of(a)
+    buf = low.alloc_buffer(TensorType(IntegerType(16), shape))
+    vl = low.vector_length(shape, [a])
+    bits = _bf16_bits(low, em, a)
+    low.nest(em, shape, vl, lambda e, idx: e.store_buffer(bits(e, idx, vl), buf, idx))
+    return buf
+
+
+def _tile_move(e, op_class, tile: int, ref, idx):
+    e.emit(op_class(tile, ref, [e.as_ssa_index(i) for i in idx]))
+
+
+def _pack_pair_panel(low, e, b: SSAValue, bits, pre, j0, width: int, panel):
+    """Columns [j0, j0 + width) of B ([.., K, N] of bf16, batch indices `pre`; `bits` reads
+    its bit patterns, _bf16_bits) into `panel` (i16 [K/2, 2 * width]) as bf16 pairs along
+    K: row kp holds B[2kp, j], B[2kp + 1, j] for each column j in turn, the operand layout
+    of tdpbf16ps. Each chunk of columns is one load of each of the two rows and one
+    interleaving shuffle."""
+    K = shape_of(b)[-2]
+    vl = gcd(low.vector_length(shape_of(b), [b]), width)
+    i16 = IntegerType(16)
+    mask = DenseArrayBase.from_list(i64, [x for j in range(vl) for x in (j, vl + j)])
+
+    def row_pair(k_em, kp, _):
+        k = k_em.idx_mul(kp, 2)
+        for c in range(0, width, vl):
+            col = k_em.idx_add(j0, c)
+            lo, hi = (bits(k_em, pre + (r, col), vl) for r in (k, k_em.idx_add(k, 1)))
+            pairs = k_em.emit(vector.ShuffleOp(lo, hi, mask, result_type=vector_type(i16, 2 * vl)))
+            k_em.store_buffer(pairs, panel, (kp, 2 * c))
+        return []
+    e.for_loop(0, K // 2, 1, [], row_pair)
+
+
+def _accumulator(low, em, c0, acc_elem, out_elem, operands) -> SSAValue:
+    """The buffer C is accumulated in: C0's own, written in place, when nothing else reads
+    C0, else a copy of C0 in `acc_elem`."""
+    c_buf = low.buffers.get(c0)
+    if c_buf is None or len(list(c0.uses)) != 1 or acc_elem != out_elem or c_buf in operands:
+        c_buf = pack(low, em, c0, acc_elem, reuse=False)  # written in place
+    return c_buf
+
+
+def _result(low, em, out, c_buf, acc_elem):
+    """Makes `c_buf` (accumulated in `acc_elem`) the dot's result, rounded to its type."""
+    out_elem = element_type(out.type)
+    if acc_elem != out_elem:
+        shape = shape_of(out)
+        out_buf = low.alloc_buffer(out.type)
+        vl = low.vector_length(shape, [])
+
+        def narrow(e, idx):
+            v = e.load_buffer(c_buf, idx, vl)
+            e.store_buffer(e.emit(arith.TruncFOp(v, vec_type(out_elem, vl))), out_buf, idx)
+        low.nest(em, shape, vl, narrow)
+        c_buf = out_buf
+    low.buffers[out] = c_buf
 
 
 def _register_tile(low, acc_elem, M: int, N: int) -> tuple[int, int, int]:
@@ -184,10 +360,7 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
     M, N = shape[-2:]
     K = a_buf.type.get_shape()[-1]
     is_float = not isinstance(acc_elem, IntegerType)
-    # Write C in place into C0's buffer when nothing else reads C0.
-    c_buf = low.buffers.get(c0)
-    if c_buf is None or len(list(c0.uses)) != 1 or acc_elem != out_elem or c_buf in (a_buf, b_buf):
-        c_buf = pack(low, em, c0, acc_elem, reuse=False)  # written in place
+    c_buf = _accumulator(low, em, c0, acc_elem, out_elem, (a_buf, b_buf))
     MR, NR, VL = _register_tile(low, acc_elem, M, N)
     b_elem = element_type(b_src.type) if b_src is not None else None
     prefetches = low.spread_prefetches.pop(op, [])
@@ -305,16 +478,7 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
             hints.issue_all(low, em, ptr, step)
         prefetches = []
         low.nest_steps(em, batch + (M, N), [1] * len(batch) + [MR, NR * VL], tile)
-    if acc_elem != out_elem:
-        out_buf = low.alloc_buffer(out.type)
-        vl = low.vector_length(shape, [])
-
-        def narrow(e, idx):
-            v = e.load_buffer(c_buf, idx, vl)
-            e.store_buffer(e.emit(arith.TruncFOp(v, vec_type(out_elem, vl))), out_buf, idx)
-        low.nest(em, shape, vl, narrow)
-        c_buf = out_buf
-    low.buffers[out] = c_buf
+    _result(low, em, out, c_buf, acc_elem)
 
 
 def _lines(ptr, step: int) -> int:

@@ -1,0 +1,183 @@
+"""bf16 tl.dot on AMX tiles (convert_triton_to_tcpu/dot.py `tile_kernel`), the `amx` option,
+and the OS permission the tiles need (triton_cpu/amx.py, the driver's check)."""
+from types import SimpleNamespace
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from triton_cpu import amx, llvm
+
+AMX = amx.available(llvm.host()) and amx.permitted()
+needs_amx = pytest.mark.skipif(not AMX, reason="the host has no AMX-BF16 tiles, or Linux refused the tile state")
+
+
+@triton.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, d_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+               ACC: tl.constexpr, TRANS_A: tl.constexpr, TRANS_B: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    if TRANS_A:  # A stored K x M: its tile runs down the columns
+        a = tl.trans(tl.load(a_ptr + rk[:, None] * M + rm[None, :]))
+    else:
+        a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    if TRANS_B:
+        b = tl.trans(tl.load(b_ptr + rn[:, None] * K + rk[None, :]))
+    else:
+        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    if ACC:
+        c = tl.load(c_ptr + rm[:, None] * N + rn[None, :])
+        d = tl.dot(a, b, acc=c)
+    else:
+        d = tl.dot(a, b)
+    tl.store(d_ptr + rm[:, None] * N + rn[None, :], d.to(d_ptr.dtype.element_ty))
+
+
+def _operands(M, N, K, seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(M, K, generator=g).bfloat16(), torch.randn(K, N, generator=g).bfloat16(),
+            torch.randn(M, N, generator=g))
+
+
+def _check(d, a, b, c=None):
+    """Within fp32 summation error of the exact product (float64 from the bf16 operands)."""
+    exact = a.double() @ b.double() + (c.double() if c is not None else 0)
+    K = a.shape[-1]
+    bound = K * 2.0**-23 * (a.double().abs() @ b.double().abs() + (c.double().abs() if c is not None else 0)) + 1e-30
+    assert (d.double() - exact).abs().le(bound).all(), (d.double() - exact).abs().max()
+
+
+@needs_amx
+@pytest.mark.parametrize("M, N, K", [(16, 16, 32), (32, 32, 32), (64, 32, 64), (32, 64, 128), (16, 64, 32),
+                                     (64, 16, 64), (64, 128, 256)])
+@pytest.mark.parametrize("acc", [False, True])
+def test_bf16_dot_on_tiles(M, N, K, acc):
+    """Shapes that tile exactly (M, N multiples of 16, K of 32; blocks of 1 x 1 to 2 x 2
+    tiles), with and without an accumulator: tdpbf16ps in the code, results within fp32
+    summation error."""
+    a, b, c = _operands(M, N, K, M * N + K)
+    d = torch.empty(M, N)
+    k = dot_kernel[(1,)](a, b, c, d, M=M, N=N, K=K, ACC=acc, TRANS_A=False, TRANS_B=False)
+    assert "tdpbf16ps" in k.asm["asm"] and "ldtilecfg" in k.asm["asm"] and "tilerelease" in k.asm["asm"]
+    _check(d, a, b, c if acc else None)
+
+
+@needs_amx
+@pytest.mark.parametrize("trans_a, trans_b", [(True, False), (False, True), (True, True)])
+def test_bf16_dot_on_tiles_of_transposed_operands(trans_a, trans_b):
+    """Operands whose memory runs down their columns (tl.trans of a load)."""
+    M, N, K = 32, 64, 64
+    a, b, _ = _operands(M, N, K, 3)
+    a_mem = a.T.contiguous() if trans_a else a
+    b_mem = b.T.contiguous() if trans_b else b
+    d = torch.empty(M, N)
+    k = dot_kernel[(1,)](a_mem, b_mem, None, d, M=M, N=N, K=K, ACC=False, TRANS_A=trans_a, TRANS_B=trans_b)
+    assert "tdpbf16ps" in k.asm["asm"]
+    _check(d, a, b)
+
+
+@needs_amx
+def test_bf16_result_rounds_once():
+    """A bf16 result: accumulated in fp32 on the tiles, rounded to bf16 once (as torch rounds
+    the float64 product, up to one bf16 ulp where fp32 sums land near a rounding tie)."""
+    M, N, K = 32, 32, 64
+    a, b, _ = _operands(M, N, K, 5)
+    d = torch.empty(M, N, dtype=torch.bfloat16)
+    k = dot_kernel[(1,)](a, b, None, d, M=M, N=N, K=K, ACC=False, TRANS_A=False, TRANS_B=False)
+    assert "tdpbf16ps" in k.asm["asm"]
+    torch.testing.assert_close(d, (a.double() @ b.double()).bfloat16(), rtol=2**-7, atol=1e-2)
+
+
+@pytest.mark.parametrize("M, N, K", [(16, 16, 16), (8, 16, 32), (16, 8, 32)])
+def test_shapes_that_do_not_tile_fall_back(M, N, K):
+    """K not a multiple of 32, or M or N not of 16: the vector code, same results."""
+    a, b, _ = _operands(M, N, K, 9)
+    d = torch.empty(M, N)
+    k = dot_kernel[(1,)](a, b, None, d, M=M, N=N, K=K, ACC=False, TRANS_A=False, TRANS_B=False)
+    assert "tdpbf16ps" not in k.asm["asm"]
+    _check(d, a, b)
+
+
+def test_amx_false_keeps_the_vector_code():
+    M, N, K = 32, 32, 32
+    a, b, _ = _operands(M, N, K, 11)
+    d = torch.empty(M, N)
+    k = dot_kernel[(1,)](a, b, None, d, M=M, N=N, K=K, ACC=False, TRANS_A=False, TRANS_B=False, amx=False)
+    assert "tdpbf16ps" not in k.asm["asm"] and "ldtilecfg" not in k.asm["asm"]
+    _check(d, a, b)
+
+
+@triton.jit
+def batched_kernel(a_ptr, b_ptr, d_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rb = tl.arange(0, 2)
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rb[:, None, None] * M * K + rm[None, :, None] * K + rk[None, None, :])
+    b = tl.load(b_ptr + rb[:, None, None] * K * N + rk[None, :, None] * N + rn[None, None, :])
+    d = tl.dot(a, b)
+    tl.store(d_ptr + rb[:, None, None] * M * N + rm[None, :, None] * N + rn[None, None, :], d)
+
+
+@needs_amx
+def test_batched_bf16_dot_on_tiles():
+    M, N, K = 32, 32, 64
+    g = torch.Generator().manual_seed(13)
+    a = torch.randn(2, M, K, generator=g).bfloat16()
+    b = torch.randn(2, K, N, generator=g).bfloat16()
+    d = torch.empty(2, M, N)
+    k = batched_kernel[(1,)](a, b, d, M=M, N=N, K=K)
+    assert "tdpbf16ps" in k.asm["asm"]
+    for i in range(2):
+        _check(d[i], a[i], b[i])
+
+
+@needs_amx
+@pytest.mark.parametrize("M, N, K", [(256, 256, 256), (200, 136, 100)])
+def test_tutorial_matmul_on_tiles(M, N, K):
+    """Tutorial 03's kernel (its K loop, masked edges, fp32 accumulator carried over the loop,
+    bf16 output) on sizes that fill its blocks and on ragged ones."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "tutorials", "03-matrix-multiplication.py")
+    spec = importlib.util.spec_from_file_location("tutorial_matmul", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    g = torch.Generator().manual_seed(M + N + K)
+    a = torch.randn(M, K, generator=g).bfloat16()
+    b = torch.randn(K, N, generator=g).bfloat16()
+    c = torch.empty(M, N, dtype=torch.bfloat16)
+    grid = (triton.cdiv(M, 64) * triton.cdiv(N, 64),)
+    k = mod.matmul_kernel.fn[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                   c.stride(0), c.stride(1), BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8,
+                                   ACTIVATION="")
+    assert "tdpbf16ps" in k.asm["asm"]
+    torch.testing.assert_close(c, (a.double() @ b.double()).bfloat16(), rtol=2**-7, atol=2e-2)
+
+
+def test_resolve_needs_the_host_and_the_request():
+    """The option resolves to False on a host without AMX-BF16 whatever is asked, and when
+    asked False; to the process's permission otherwise."""
+    without = SimpleNamespace(has=lambda f: False)
+    with_amx = SimpleNamespace(has=lambda f: f in ("amx-tile", "amx-bf16"))
+    assert amx.resolve(without, None) is False and amx.resolve(without, True) is False
+    assert amx.resolve(with_amx, False) is False
+    assert amx.resolve(with_amx, None) == amx.permitted()
+
+
+@needs_amx
+def test_driver_refuses_a_tile_kernel_without_the_permission(monkeypatch):
+    """A kernel that uses tiles, loaded where Linux refused the tile state (simulated), is
+    refused with a RuntimeError that says why, not run into a SIGILL."""
+    from triton_cpu.backend.driver import CPUUtils
+    M = N = K = 32
+    a, b, _ = _operands(M, N, K, 17)
+    d = torch.empty(M, N)
+    k = dot_kernel[(1,)](a, b, None, d, M=M, N=N, K=K, ACC=False, TRANS_A=False, TRANS_B=False)
+    monkeypatch.setattr(amx, "permitted", lambda: False)
+    with pytest.raises(RuntimeError, match="AMX tile state"):
+        CPUUtils().load_binary(k.name, k.kernel, 0, 0)
+    plain = dot_kernel[(1,)](a, b, None, d, M=16, N=16, K=16, ACC=False, TRANS_A=False, TRANS_B=False)
+    CPUUtils().load_binary(plain.name, plain.kernel, 0, 0)  # no tiles: loads

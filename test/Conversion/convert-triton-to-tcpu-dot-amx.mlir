@@ -1,0 +1,58 @@
+// RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=512 amx=true}' | FileCheck %s
+// RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=512}' | FileCheck %s --check-prefix=NOAMX
+
+// A bf16 x bf16 -> fp32 dot where AMX tiles may run: A's bits are copied to an i16
+// buffer, each 32-column panel of B is packed as bf16 pairs along K (the two rows' vectors
+// interleaved by one shuffle) into a 16 x 64 i16 buffer, then each 32 x 32 block of C is
+// loaded into tiles 0..3, takes one tile_dot per pair of A tiles (4, 5) and B tiles (6, 7)
+// for each 32 steps of K, and is stored back; the tiles are configured before the panels
+// and released after them.
+// CHECK-LABEL: func.func public @dot_bf16
+// CHECK-DAG: %[[PANEL:.*]] = memref.alloca() {{.*}} : memref<16x64xi16>
+// CHECK-DAG: %[[C:.*]] = memref.alloca() {{.*}} : memref<32x32xf32>
+// CHECK-DAG: %[[A:.*]] = memref.alloca() {{.*}} : memref<32x32xi16>
+// CHECK: "tcpu.bitcast"({{.*}}) : (vector<32xbf16>) -> vector<32xi16>
+// CHECK: "tcpu.tile_config"()
+// CHECK: scf.for
+// CHECK: vector.shuffle {{.*}} [0, 32, 1, 33, 2, 34, {{.*}}, 31, 63] : vector<32xi16>, vector<32xi16>
+// CHECK: vector.store {{.*}}, %[[PANEL]]
+// CHECK: scf.for
+// CHECK: "tcpu.tile_load"(%[[C]], {{.*}}) <{tile = 0 : i32}>
+// CHECK-COUNT-3: "tcpu.tile_load"(%[[C]],
+// CHECK: scf.for
+// CHECK: "tcpu.tile_load"(%[[A]], {{.*}}) <{tile = 4 : i32}>
+// CHECK: "tcpu.tile_load"(%[[A]], {{.*}}) <{tile = 5 : i32}>
+// CHECK: "tcpu.tile_load"(%[[PANEL]], {{.*}}) <{tile = 6 : i32}>
+// CHECK: "tcpu.tile_load"(%[[PANEL]], {{.*}}) <{tile = 7 : i32}>
+// CHECK: "tcpu.tile_dot"() <{kind = "bf16", acc = 0 : i32, a = 4 : i32, b = 6 : i32}>
+// CHECK: "tcpu.tile_dot"() <{kind = "bf16", acc = 1 : i32, a = 4 : i32, b = 7 : i32}>
+// CHECK: "tcpu.tile_dot"() <{kind = "bf16", acc = 2 : i32, a = 5 : i32, b = 6 : i32}>
+// CHECK: "tcpu.tile_dot"() <{kind = "bf16", acc = 3 : i32, a = 5 : i32, b = 7 : i32}>
+// CHECK: "tcpu.tile_store"(%[[C]], {{.*}}) <{tile = 0 : i32}>
+// CHECK-COUNT-3: "tcpu.tile_store"(%[[C]],
+// CHECK: "tcpu.tile_release"()
+// Without the option, no tile op.
+// NOAMX-LABEL: func.func public @dot_bf16
+// NOAMX-NOT: tcpu.tile
+// NOAMX: math.fma {{.*}} : vector<16xf32>
+// NOAMX-NOT: tcpu.tile
+
+tt.func public @dot_bf16(%a: !tt.ptr<bf16> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %c32 = arith.constant dense<32> : tensor<32x1xi32>
+  %row = tt.expand_dims %r {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %col = tt.expand_dims %r {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %rs = arith.muli %row, %c32 : tensor<32x1xi32>
+  %rb = tt.broadcast %rs : tensor<32x1xi32> -> tensor<32x32xi32>
+  %cb = tt.broadcast %col : tensor<1x32xi32> -> tensor<32x32xi32>
+  %off = arith.addi %rb, %cb : tensor<32x32xi32>
+  %as = tt.splat %a : !tt.ptr<bf16> -> tensor<32x32x!tt.ptr<bf16>>
+  %ap = tt.addptr %as, %off : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+  %x = tt.load %ap : tensor<32x32x!tt.ptr<bf16>>
+  %z = arith.constant dense<0.000000e+00> : tensor<32x32xf32>
+  %d = tt.dot %x, %x, %z, inputPrecision = tf32 : tensor<32x32xbf16> * tensor<32x32xbf16> -> tensor<32x32xf32>
+  %os = tt.splat %o : !tt.ptr<f32> -> tensor<32x32x!tt.ptr<f32>>
+  %op = tt.addptr %os, %off : tensor<32x32x!tt.ptr<f32>>, tensor<32x32xi32>
+  tt.store %op, %d : tensor<32x32x!tt.ptr<f32>>
+  tt.return
+}
