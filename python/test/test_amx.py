@@ -90,6 +90,31 @@ def test_bf16_result_rounds_once():
     torch.testing.assert_close(d, (a.double() @ b.double()).bfloat16(), rtol=2**-7, atol=1e-2)
 
 
+@triton.jit
+def signed_zero_kernel(a_ptr, b_ptr, d_ptr, ZERO: tl.constexpr):
+    r = tl.arange(0, 32)
+    a = tl.load(a_ptr + r[:, None] * 32 + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * 32 + r[None, :])
+    d = tl.dot(a, b, acc=tl.full((32, 32), ZERO, tl.float32))
+    tl.store(d_ptr + r[:, None] * 32 + r[None, :], d)
+
+
+@needs_amx
+@pytest.mark.parametrize("zero", [0.0, -0.0])
+def test_zero_accumulator(zero):
+    """An accumulator of +0.0 starts the tiles from tilezero; one of -0.0 is not taken for
+    it (loaded from its buffer). The sums are zeros either way; their sign is the
+    hardware's: tdpbf16ps returns +0.0 for -0.0 plus -0.0 products (measured here), as
+    BLAS sums that start from +0.0 do, where the vector path keeps -0.0."""
+    a = torch.zeros(32, 32).bfloat16()
+    b = -torch.ones(32, 32).bfloat16()
+    d = torch.full((32, 32), float("nan"))
+    k = signed_zero_kernel[(1,)](a, b, d, ZERO=zero)
+    assert "tdpbf16ps" in k.asm["asm"]
+    assert ("tilezero" in k.asm["asm"]) == (str(zero) == "0.0")
+    assert torch.equal(d, torch.zeros(32, 32))
+
+
 @pytest.mark.parametrize("M, N, K", [(16, 16, 16), (8, 16, 32), (16, 8, 32)])
 def test_shapes_that_do_not_tile_fall_back(M, N, K):
     """K not a multiple of 32, or M or N not of 16: the vector code, same results."""

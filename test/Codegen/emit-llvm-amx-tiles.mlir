@@ -2,11 +2,12 @@
 
 // AMX tile ops become LLVM's AMX intrinsics on the registers they name: ldtilecfg of a
 // private constant (palette 1; tiles 0..7 of 64 bytes per row, then 16 rows each),
-// tileloadd64 / tilestored64 at the element's address with the memref's row pitch in
+// tilezero, tileloadd64 / tilestored64 at the element's address with the memref's row pitch in
 // bytes (32 f32: 128; 32 i16: 64; 64 i16: 128), tdpbf16ps(acc, a, b), tilerelease. A module that
 // configures tiles exports a marker the driver checks before running it.
 // CHECK-LABEL: define external void @"k"
 // CHECK: call void @"llvm.x86.ldtilecfg"({{.*}} @".tcpu.tile_config")
+// CHECK: call void @"llvm.x86.tilezero"(i8 1)
 // CHECK: call void @"llvm.x86.tileloadd64"(i8 0, ptr %{{.*}}, i64 128)
 // CHECK: call void @"llvm.x86.tileloadd64"(i8 4, ptr %{{.*}}, i64 64)
 // CHECK: call void @"llvm.x86.tileloadd64"(i8 6, ptr %{{.*}}, i64 128)
@@ -21,6 +22,7 @@ func.func public @k(%i: index) {
   %a = memref.alloca() {alignment = 64 : i64} : memref<16x32xi16>
   %b = memref.alloca() {alignment = 64 : i64} : memref<16x64xi16>
   "tcpu.tile_config"() : () -> ()
+  "tcpu.tile_zero"() <{tile = 1 : i32}> : () -> ()
   "tcpu.tile_load"(%c, %c0, %i) <{tile = 0 : i32}> : (memref<16x32xf32>, index, index) -> ()
   "tcpu.tile_load"(%a, %c0, %c0) <{tile = 4 : i32}> : (memref<16x32xi16>, index, index) -> ()
   "tcpu.tile_load"(%b, %c0, %c0) <{tile = 6 : i32}> : (memref<16x64xi16>, index, index) -> ()

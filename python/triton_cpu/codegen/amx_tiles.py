@@ -8,6 +8,7 @@ on the plain form:
 
   tcpu.tile_config   llvm.x86.ldtilecfg of a constant: palette 1, tiles 0..7 each 16 rows
                      of 64 bytes
+  tcpu.tile_zero     llvm.x86.tilezero(tile)
   tcpu.tile_load     llvm.x86.tileloadd64(tile, address, row stride in bytes)
   tcpu.tile_store    llvm.x86.tilestored64(tile, address, row stride in bytes)
   tcpu.tile_dot      llvm.x86.tdpbf16ps(acc, a, b) (kind "bf16")
@@ -72,6 +73,10 @@ def config(b: ir.IRBuilder):
 
 def release(b: ir.IRBuilder):
     _call(b, "llvm.x86.tilerelease", [])
+
+
+def zero(b: ir.IRBuilder, tile: int):
+    _call(b, "llvm.x86.tilezero", [_tile(tile)])
 
 
 def load(b: ir.IRBuilder, tile: int, address: ir.Value, stride_bytes: int):

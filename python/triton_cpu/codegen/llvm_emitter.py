@@ -1216,6 +1216,9 @@ class FunctionEmitter:
         elem = self.me.scalar_type(ref.type.element_type, memory=True)
         return self._element_address(ref, op.operands[1:]), ref.type.get_shape()[-1] * _nbytes(elem)
 
+    def op_tcpu_tile_zero(self, op):
+        amx_tiles.zero(self.builder, op.tile.value.data)
+
     def op_tcpu_tile_load(self, op):
         amx_tiles.load(self.builder, op.tile.value.data, *self._tile_address(op))
 
@@ -1475,9 +1478,10 @@ class FunctionEmitter:
         return self._load_value(raw, vt)
 
     def op_tcpu_prefetch(self, op):
-        # llvm.prefetch(address, read, high temporal locality, data cache)
+        # llvm.prefetch(address, read, temporal locality (3: every cache level), data cache)
+        locality = op.locality.value.data if op.locality is not None else 3
         cg.call_intrinsic(self.builder, "llvm.prefetch", [self.v(op.ptr).type], cg.VOID,
-                          [self.v(op.ptr), cg.const(cg.I32, 0), cg.const(cg.I32, 3), cg.const(cg.I32, 1)])
+                          [self.v(op.ptr), cg.const(cg.I32, 0), cg.const(cg.I32, locality), cg.const(cg.I32, 1)])
 
     def op_tcpu_store(self, op):
         b = self.builder

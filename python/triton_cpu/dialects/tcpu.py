@@ -189,6 +189,16 @@ class TileReleaseOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TileZeroOp(IRDLOperation):
+    """Tile `tile` <- zeros (tilezero)."""
+    name = "tcpu.tile_zero"
+    tile = prop_def(IntegerAttr)
+
+    def __init__(self, tile: int):
+        super().__init__(properties={"tile": _int_attr(tile)})
+
+
+@irdl_op_definition
 class TileLoadOp(_TileMoveOp):
     """Tile `tile` <- 16 rows of 64 bytes from the memref, starting at the element the
     indices name, rows one row of the memref apart (tileloadd)."""
@@ -433,11 +443,17 @@ class PrefetchOp(IRDLOperation):
     # issued a few at a time between that dot's micro-tiles instead of all at once
     # (convert_triton_to_tcpu/dot.py).
     spread = opt_prop_def(UnitAttr)
+    # Into which caches, as llvm.prefetch's locality argument: 3 (the default) all of them
+    # (prefetcht0), 2 the L2 and beyond (prefetcht1).
+    locality = opt_prop_def(IntegerAttr)
     # No effect trait: an op that only reads is dead when unused (DCE would drop it), and
     # one that writes would order the loads around it (convert-triton-to-tcpu's fusion).
 
-    def __init__(self, ptr: SSAValue, spread: bool = False):
-        super().__init__(operands=[ptr], properties={"spread": UnitAttr()} if spread else {})
+    def __init__(self, ptr: SSAValue, spread: bool = False, locality: int = 3):
+        props = {"spread": UnitAttr()} if spread else {}
+        if locality != 3:
+            props["locality"] = _int_attr(locality)
+        super().__init__(operands=[ptr], properties=props)
 
 
 @irdl_op_definition
@@ -474,7 +490,7 @@ class BoundsCheckOp(IRDLOperation):
 TCPU = Dialect(
     "tcpu",
     [ProgramIdOp, NumProgramsOp, IotaOp, AddPtrOp, IsContiguousOp, PtrToIntOp, IntToPtrOp, BitcastOp, FpToFpOp,
-     MulhiUIOp, DotBF16PairsOp, TileConfigOp, TileReleaseOp, TileLoadOp, TileStoreOp, TileDotOp,
+     MulhiUIOp, DotBF16PairsOp, TileConfigOp, TileReleaseOp, TileZeroOp, TileLoadOp, TileStoreOp, TileDotOp,
      ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp, PrintOp,
      AssertOp, AtomicRMWOp, AtomicCASOp, ClockOp, AtomicPollOp, PrefetchOp, BoundsCheckOp],
     [],

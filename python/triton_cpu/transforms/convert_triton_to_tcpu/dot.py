@@ -27,7 +27,7 @@ dot computes in bf16 and 0 in fp16, as Triton's interpreter has it), then the sa
 micro-kernel accumulates in fp32.
 """
 from xdsl.dialects import math, vector
-from math import gcd
+from math import copysign, gcd
 
 from xdsl.dialects.builtin import (
     BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr, Float16Type, Float32Type, FloatAttr, IntegerAttr, IntegerType, TensorType,
@@ -37,7 +37,7 @@ from xdsl.ir import Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import element_type, shape_of
 from triton_cpu.dialects import tcpu, tt
-from triton_cpu.dialects.compat import arith
+from triton_cpu.dialects.compat import arith, splat_value
 
 from . import hints
 from .transposed_pack import pack_transposed, runs_down_columns
@@ -116,6 +116,12 @@ def _amx_tiles(low, a, b, acc_elem, out_shape) -> bool:
 TILE_ROWS, TILE_K = 16, 32
 # Tile registers: C's 2 x 2 tiles 0..3, A's two row tiles 4 and 5, B's two column tiles 6, 7.
 _C_TILES, _A_TILES, _B_TILES = (0, 1, 2, 3), (4, 5), (6, 7)
+# The next K iteration's A and B lines (prefetch-next-program) go to the L2 only: a
+# 128 x 256 x 64 step's are 48 KiB, the whole L1, which the tiles' own operands and C need.
+# Tutorial bf16 matmul 1024^3 after do_bench's cache flush, 3 pairs of processes (7 rounds
+# each, medians, ratio to torch's bf16 matmul timed alongside): prefetcht0 0.85 / 0.86 /
+# 0.94x, prefetcht1 0.93 / 0.95 / 0.92x.
+TILE_PREFETCH_LOCALITY = 2
 
 
 def tile_kernel(low, em, op: Operation, a_buf, b):
@@ -131,7 +137,7 @@ def tile_kernel(low, em, op: Operation, a_buf, b):
 
     tdpbf16ps flushes denormal inputs and results to zero, as vdpbf16ps does; its products
     are exact and summed in fp32 (the order of the sums within a 32-step group is the
-    hardware's). The tile registers are configured before the panels and released after
+    hardware's; a zero sum comes out +0.0 even from -0.0 terms, measured). The tile registers are configured before the panels and released after
     them: no tile state lives across other code."""
     c0 = op.operands[2]
     out = op.results[0]
@@ -139,7 +145,11 @@ def tile_kernel(low, em, op: Operation, a_buf, b):
     batch, (M, N) = shape[:-2], shape[-2:]
     K = a_buf.type.get_shape()[-1]
     acc_elem = Float32Type()
-    c_buf = _accumulator(low, em, c0, acc_elem, element_type(out.type), (a_buf,))
+    # C0 = +0.0 everywhere (the first iteration of a K loop, peeled): the tiles start from
+    # tilezero, and the buffer is only written (by the tile stores).
+    zero_init = _positive_zeros(c0)
+    c_buf = low.alloc_buffer(TensorType(acc_elem, shape)) if zero_init else \
+        _accumulator(low, em, c0, acc_elem, element_type(out.type), (a_buf,))
     MT = 2 if M % (2 * TILE_ROWS) == 0 else 1
     NT = 2 if N % (2 * TILE_ROWS) == 0 else 1
     BM, BN = MT * TILE_ROWS, NT * TILE_ROWS
@@ -150,12 +160,15 @@ def tile_kernel(low, em, op: Operation, a_buf, b):
     def block(e, pre, i0, j0):
         if prefetches:  # this block's share of the next iteration's lines, dealt in row order
             t = e.idx_add(e.idx_mul(e.idx_div_rem(i0, BM, 0), N // BN), e.idx_div_rem(j0, BN, 0))
-            _spread_prefetches(e, prefetches, t, blocks)
+            _spread_prefetches(e, prefetches, t, blocks, TILE_PREFETCH_LOCALITY)
         rows = [e.idx_add(i0, m * TILE_ROWS) for m in range(MT)]
         c_tiles = [(_C_TILES[m * 2 + n], r, e.idx_add(j0, n * TILE_ROWS)) for m, r in enumerate(rows)
                    for n in range(NT)]
         for t, r, c in c_tiles:
-            _tile_move(e, tcpu.TileLoadOp, t, c_buf, pre + (r, c))
+            if zero_init:
+                e.emit(tcpu.TileZeroOp(t))
+            else:
+                _tile_move(e, tcpu.TileLoadOp, t, c_buf, pre + (r, c))
 
         def step(k_em, k, _):
             for m, r in enumerate(rows):
@@ -243,6 +256,19 @@ def _pack_pair_panel(low, e, b: SSAValue, bits, pre, j0, width: int, panel):
             k_em.store_buffer(pairs, panel, (kp, 2 * c))
         return []
     e.for_loop(0, K // 2, 1, [], row_pair)
+
+
+def _positive_zeros(value: SSAValue) -> bool:
+    """`value` is a constant tensor of +0.0 (all bits zero; -0.0 would give -0.0 sums where
+    every product is -0.0)."""
+    op = value.owner
+    if not isinstance(op, Operation) or op.name != "arith.constant":
+        return False
+    attr = op.properties.get("value") or op.attributes.get("value")
+    if not isinstance(attr, DenseIntOrFPElementsAttr):
+        return False
+    first = splat_value(attr)
+    return first is not None and first == 0 and copysign(1.0, first) > 0
 
 
 def _accumulator(low, em, c0, acc_elem, out_elem, operands) -> SSAValue:
@@ -499,23 +525,23 @@ def _prefetch_shares(prefetches, tiles: int, K: int):
     return out if sum(x[2] for x in out) <= K else None
 
 
-def _prefetch_line(e, ptr, step, per, lines, tiles, t, q):
+def _prefetch_line(e, ptr, step, per, lines, tiles, t, q, locality=3):
     """Line q of micro-tile t's share (per lines) of a tile of pointers."""
     line = e.idx_add(e.idx_mul(t, per), q)
     if per * tiles > lines:  # the last micro-tiles repeat the tile's last line
         line = e.emit(arith.MinUIOp(e.as_ssa_index(line), e.const_index(lines - 1)))
-    _issue_line(e, ptr, step, line)
+    _issue_line(e, ptr, step, line, locality)
 
 
-def _issue_line(e, ptr, step, line):
+def _issue_line(e, ptr, step, line, locality=3):
     """A prefetch of line `line` of a 2-D tile of pointers, counted row by row (`step`
-    lanes per line)."""
+    lanes per line), into the caches `locality` names (tcpu.prefetch)."""
     per_row = -(-shape_of(ptr)[1] // step)
     idx = (e.idx_div_rem(line, per_row, 0), e.idx_mul(e.idx_div_rem(line, 1, per_row), step))
-    e.emit(tcpu.PrefetchOp(e.value(ptr, idx, 1)))
+    e.emit(tcpu.PrefetchOp(e.value(ptr, idx, 1), locality=locality))
 
 
-def _spread_prefetches(e, prefetches, t, tiles: int):
+def _spread_prefetches(e, prefetches, t, tiles: int, locality=3):
     """Micro-tile `t` (of `tiles`)'s share of the prefetches: each 2-D tile of pointers
     of `prefetches` (pointers, lanes per line) is cut into its lines, row by row, and
     the lines dealt out in order, ceil(lines / tiles) per micro-tile (the last ones
@@ -526,9 +552,9 @@ def _spread_prefetches(e, prefetches, t, tiles: int):
         if lines >= tiles:
             per = -(-lines // tiles)
             for u in range(per):
-                _prefetch_line(e, ptr, step, per, lines, tiles, t, u)
+                _prefetch_line(e, ptr, step, per, lines, tiles, t, u, locality)
         else:
-            _issue_line(e, ptr, step, e.idx_div_rem(e.idx_mul(t, lines), tiles, 0))
+            _issue_line(e, ptr, step, e.idx_div_rem(e.idx_mul(t, lines), tiles, 0), locality)
 
 
 _F32 = Float32Type()
