@@ -10,8 +10,9 @@
 // CHECK: %[[S2:.+]] = getelementptr ptr, ptr %"args", i64 2
 // CHECK: %[[P2:.+]] = load ptr, ptr %[[S2]]
 // CHECK: load i32, ptr %[[P2]]
-// A prefetch hint: read, high locality, data cache.
+// A prefetch hint: read, high locality, data cache; with locality 2, to the L2 (prefetcht1).
 // CHECK: call void @"llvm.prefetch.p0"(ptr %{{.*}}, i32 0, i32 3, i32 1)
+// CHECK: call void @"llvm.prefetch.p0"(ptr %{{.*}}, i32 0, i32 2, i32 1)
 // Masked contiguous accesses are LLVM masked loads/stores on native-width vectors.
 // CHECK: call <16 x float> @"llvm.masked.load.v16f32.p0"
 // Integer division by zero must not trap: the divisor is made safe first.
@@ -36,6 +37,7 @@ func.func public @k(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>, %n: i32) {
     %m = arith.cmpi slt, %offs, %nn : vector<16xi32>
     %p = "tcpu.addptr"(%x, %jj) : (!tt.ptr<f32>, i32) -> !tt.ptr<f32>
     "tcpu.prefetch"(%p) : (!tt.ptr<f32>) -> ()
+    "tcpu.prefetch"(%p) <{locality = 2 : i32}> : (!tt.ptr<f32>) -> ()
     %v = "tcpu.vload"(%p, %m) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 0>}> : (!tt.ptr<f32>, vector<16xi1>) -> vector<16xf32>
     %q = arith.divsi %offs, %nn : vector<16xi32>
     %qf = arith.sitofp %q : vector<16xi32> to vector<16xf32>
