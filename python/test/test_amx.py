@@ -1,4 +1,4 @@
-"""bf16 tl.dot on AMX tiles (convert_triton_to_tcpu/dot.py `tile_kernel`), the `amx` option,
+"""bf16 and int8 tl.dot on AMX tiles (convert_triton_to_tcpu/dot.py `tile_kernel`), the `amx` option,
 and the OS permission the tiles need (triton_cpu/amx.py, the driver's check)."""
 from types import SimpleNamespace
 
@@ -90,18 +90,57 @@ def test_bf16_result_rounds_once():
     torch.testing.assert_close(d, (a.double() @ b.double()).bfloat16(), rtol=2**-7, atol=1e-2)
 
 
+AMX_INT8 = AMX and llvm.host().has("amx-int8")
+
+
+@pytest.mark.skipif(not AMX_INT8, reason="the host has no AMX-INT8 tiles, or Linux refused the tile state")
+@pytest.mark.parametrize("M, N, K", [(16, 16, 64), (32, 64, 128), (64, 16, 256)])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_int8_dot_on_tiles(M, N, K, trans_b):
+    """int8 x int8 -> int32 on tdpbssd: exactly torch's integer product; the accumulator
+    starts near 2^31 so that sums wrap, as the vector code's (and a GPU's) do."""
+    g = torch.Generator().manual_seed(M + N + K)
+    a = torch.randint(-128, 128, (M, K), generator=g, dtype=torch.int32).to(torch.int8)
+    b = torch.randint(-128, 128, (K, N), generator=g, dtype=torch.int32).to(torch.int8)
+    c = torch.randint(2**31 - 2**20, 2**31 - 1, (M, N), generator=g, dtype=torch.int32)
+    d = torch.empty(M, N, dtype=torch.int32)
+    b_mem = b.T.contiguous() if trans_b else b
+    k = dot_kernel[(1,)](a, b_mem, c, d, M=M, N=N, K=K, ACC=True, TRANS_A=False, TRANS_B=trans_b)
+    assert "tdpbssd" in k.asm["asm"]
+    exact = a.long() @ b.long() + c.long()
+    wrapped = ((exact + 2**31) % 2**32 - 2**31).to(torch.int32)
+    assert (exact > 2**31 - 1).any()  # the test wraps
+    assert torch.equal(d, wrapped)
+    vec = torch.empty_like(d)
+    dot_kernel[(1,)](a, b_mem, c, vec, M=M, N=N, K=K, ACC=True, TRANS_A=False, TRANS_B=trans_b, amx=False)
+    assert torch.equal(vec, wrapped)
+
+
+@pytest.mark.skipif(not AMX_INT8, reason="the host has no AMX-INT8 tiles, or Linux refused the tile state")
+def test_int8_dot_with_k_not_a_tile_row_falls_back():
+    M, N, K = 16, 16, 32  # 32 int8 per row: half a tile row
+    g = torch.Generator().manual_seed(1)
+    a = torch.randint(-128, 128, (M, K), generator=g, dtype=torch.int32).to(torch.int8)
+    b = torch.randint(-128, 128, (K, N), generator=g, dtype=torch.int32).to(torch.int8)
+    d = torch.empty(M, N, dtype=torch.int32)
+    k = dot_kernel[(1,)](a, b, None, d, M=M, N=N, K=K, ACC=False, TRANS_A=False, TRANS_B=False)
+    assert "tdpbssd" not in k.asm["asm"]
+    assert torch.equal(d, (a.int() @ b.int()))
+
+
 @triton.jit
-def signed_zero_kernel(a_ptr, b_ptr, d_ptr, ZERO: tl.constexpr):
+def signed_zero_kernel(a_ptr, b_ptr, d_ptr, NEGATIVE: tl.constexpr):
+    # (a bool, not the zero itself: Triton's kernel cache keys 0.0 and -0.0 alike)
     r = tl.arange(0, 32)
     a = tl.load(a_ptr + r[:, None] * 32 + r[None, :])
     b = tl.load(b_ptr + r[:, None] * 32 + r[None, :])
-    d = tl.dot(a, b, acc=tl.full((32, 32), ZERO, tl.float32))
+    d = tl.dot(a, b, acc=tl.full((32, 32), -0.0 if NEGATIVE else 0.0, tl.float32))
     tl.store(d_ptr + r[:, None] * 32 + r[None, :], d)
 
 
 @needs_amx
-@pytest.mark.parametrize("zero", [0.0, -0.0])
-def test_zero_accumulator(zero):
+@pytest.mark.parametrize("negative", [False, True])
+def test_zero_accumulator(negative):
     """An accumulator of +0.0 starts the tiles from tilezero; one of -0.0 is not taken for
     it (loaded from its buffer). The sums are zeros either way; their sign is the
     hardware's: tdpbf16ps returns +0.0 for -0.0 plus -0.0 products (measured here), as
@@ -109,9 +148,9 @@ def test_zero_accumulator(zero):
     a = torch.zeros(32, 32).bfloat16()
     b = -torch.ones(32, 32).bfloat16()
     d = torch.full((32, 32), float("nan"))
-    k = signed_zero_kernel[(1,)](a, b, d, ZERO=zero)
+    k = signed_zero_kernel[(1,)](a, b, d, NEGATIVE=negative)
     assert "tdpbf16ps" in k.asm["asm"]
-    assert ("tilezero" in k.asm["asm"]) == (str(zero) == "0.0")
+    assert ("tilezero" in k.asm["asm"]) == (not negative)
     assert torch.equal(d, torch.zeros(32, 32))
 
 

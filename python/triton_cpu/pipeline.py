@@ -25,7 +25,7 @@ from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
 
 
 def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = False, prefetch: bool = True,
-                 amx: bool = False):
+                 amx: bool = False, amx_int8: bool = False):
     return [
         InlinePTXMath(),
         UniformLoopIncrements(),
@@ -33,7 +33,7 @@ def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = 
         SplitRowTiles(),
         *([PrefetchNextProgram(indirect=not bounds_check)] if prefetch else []),
         PeelAccumulatorLoops(),
-        ConvertTritonToTCPU(vector_bits=vector_bits, bf16_dot=bf16_dot, amx=amx),
+        ConvertTritonToTCPU(vector_bits=vector_bits, bf16_dot=bf16_dot, amx=amx, amx_int8=amx_int8),
         SplitBoundCheckLoops(),
         *([InsertBoundsChecks()] if bounds_check else []),
         ScopedCSE(),
@@ -98,9 +98,10 @@ def ttir_to_ttcir(ttir_text: str, options, host):
     name = kernel_name(module)
     ctx = make_context()
     bits = vector_bits(options, host)
+    tiles = bool(getattr(options, "amx", False)) and amx.available(host)
     passes = ttcir_passes(bits, getattr(options, "bounds_check", False),
                           bf16_dot(bits, host, getattr(options, "bf16_dot", None)), getattr(options, "prefetch", True),
-                          bool(getattr(options, "amx", False)) and amx.available(host))
+                          tiles, tiles and host.has("amx-int8"))
     PassPipeline(tuple(passes)).apply(ctx, module)
     return module, name
 

@@ -1,5 +1,6 @@
 // RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=512 amx=true}' | FileCheck %s
 // RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=512}' | FileCheck %s --check-prefix=NOAMX
+// RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=512 amx=true amx-int8=true}' | FileCheck %s --check-prefix=INT8
 
 // A bf16 x bf16 -> fp32 dot where AMX tiles may run: A's bits are copied to an i16
 // buffer, each 32-column panel of B is packed as bf16 pairs along K (the two rows' vectors
@@ -40,6 +41,23 @@
 // NOAMX-NOT: tcpu.tile
 // NOAMX: math.fma {{.*}} : vector<16xf32>
 // NOAMX-NOT: tcpu.tile
+// An int8 dot (amx-int8): B's panel holds quads of rows along K, made of two byte-pair
+// interleavings and one of the pairs as 16-bit lanes; one tile_dot "ss" (tdpbssd) per
+// pair of tiles for each 64 steps of K, accumulating in i32.
+// INT8-LABEL: func.func public @dot_int8
+// INT8: %[[PANEL:.*]] = memref.alloca() {{.*}} : memref<16x64xi16>
+// INT8: "tcpu.tile_config"()
+// INT8: vector.shuffle {{.*}} : vector<32xi8>, vector<32xi8>
+// INT8: "tcpu.bitcast"({{.*}}) : (vector<64xi8>) -> vector<32xi16>
+// INT8: vector.shuffle {{.*}} : vector<32xi8>, vector<32xi8>
+// INT8: "tcpu.bitcast"({{.*}}) : (vector<64xi8>) -> vector<32xi16>
+// INT8: vector.shuffle {{.*}} : vector<32xi16>, vector<32xi16>
+// INT8: "tcpu.tile_zero"() <{tile = 0 : i32}>
+// INT8: "tcpu.tile_load"(%{{.*}}, {{.*}}) <{tile = 4 : i32}> : (memref<64x64xi8>, index, index) -> ()
+// INT8: "tcpu.tile_load"(%[[PANEL]], {{.*}}) <{tile = 6 : i32}>
+// INT8: "tcpu.tile_dot"() <{kind = "ss", acc = 0 : i32, a = 4 : i32, b = 6 : i32}>
+// INT8: "tcpu.tile_store"(%{{.*}}, {{.*}}) <{tile = 0 : i32}> : (memref<64x64xi32>, index, index) -> ()
+// INT8: "tcpu.tile_release"()
 
 tt.func public @dot_bf16(%a: !tt.ptr<bf16> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
   %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
@@ -58,5 +76,25 @@ tt.func public @dot_bf16(%a: !tt.ptr<bf16> {tt.divisibility = 16 : i32}, %o: !tt
   %os = tt.splat %o : !tt.ptr<f32> -> tensor<32x32x!tt.ptr<f32>>
   %op = tt.addptr %os, %off : tensor<32x32x!tt.ptr<f32>>, tensor<32x32xi32>
   tt.store %op, %d : tensor<32x32x!tt.ptr<f32>>
+  tt.return
+}
+
+tt.func public @dot_int8(%a: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %o: !tt.ptr<i32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %c64 = arith.constant dense<64> : tensor<64x1xi32>
+  %row = tt.expand_dims %r {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %col = tt.expand_dims %r {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %rs = arith.muli %row, %c64 : tensor<64x1xi32>
+  %rb = tt.broadcast %rs : tensor<64x1xi32> -> tensor<64x64xi32>
+  %cb = tt.broadcast %col : tensor<1x64xi32> -> tensor<64x64xi32>
+  %off = arith.addi %rb, %cb : tensor<64x64xi32>
+  %as = tt.splat %a : !tt.ptr<i8> -> tensor<64x64x!tt.ptr<i8>>
+  %ap = tt.addptr %as, %off : tensor<64x64x!tt.ptr<i8>>, tensor<64x64xi32>
+  %x = tt.load %ap : tensor<64x64x!tt.ptr<i8>>
+  %z = arith.constant dense<0> : tensor<64x64xi32>
+  %d = tt.dot %x, %x, %z : tensor<64x64xi8> * tensor<64x64xi8> -> tensor<64x64xi32>
+  %os = tt.splat %o : !tt.ptr<i32> -> tensor<64x64x!tt.ptr<i32>>
+  %op = tt.addptr %os, %off : tensor<64x64x!tt.ptr<i32>>, tensor<64x64xi32>
+  tt.store %op, %d : tensor<64x64x!tt.ptr<i32>>
   tt.return
 }

@@ -11,7 +11,8 @@ on the plain form:
   tcpu.tile_zero     llvm.x86.tilezero(tile)
   tcpu.tile_load     llvm.x86.tileloadd64(tile, address, row stride in bytes)
   tcpu.tile_store    llvm.x86.tilestored64(tile, address, row stride in bytes)
-  tcpu.tile_dot      llvm.x86.tdpbf16ps(acc, a, b) (kind "bf16")
+  tcpu.tile_dot      llvm.x86.tdpbf16ps(acc, a, b) (kind "bf16"), llvm.x86.tdpbssd (kind "ss":
+                     int8 x int8 -> i32)
   tcpu.tile_release  llvm.x86.tilerelease
 
 The intrinsics read and write memory as far as LLVM knows (no attributes), so they stay
@@ -28,7 +29,7 @@ from . import cgutils as cg
 
 ROWS, COLSB, TILES = 16, 64, 8
 
-_DOTS = {"bf16": "tdpbf16ps"}
+_DOTS = {"bf16": "tdpbf16ps", "ss": "tdpbssd"}
 
 
 def config_bytes() -> bytes:

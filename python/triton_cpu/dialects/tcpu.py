@@ -214,10 +214,10 @@ class TileStoreOp(_TileMoveOp):
 
 @irdl_op_definition
 class TileDotOp(IRDLOperation):
-    """Tile `acc` (16 x 16 fp32) += tile `a` (16 rows of 32 bf16 along K) times tile `b`
-    (16 rows of K pairs, each 16 columns of 2 bf16 interleaved along K): tdpbf16ps, kind
-    "bf16". Products of bf16 pairs summed in fp32, denormal inputs and results flushed to
-    zero, rounding to nearest even."""
+    """Tile `acc` (16 x 16) += tile `a` (16 rows of 64 bytes along K) times tile `b` (16 rows,
+    each 16 columns of 4 bytes along K). kind "bf16": tdpbf16ps, fp32 += pairs of bf16,
+    products summed in fp32, denormal inputs and results flushed to zero, rounding to
+    nearest even. kind "ss": tdpbssd, i32 += quads of signed int8, exact, wrapping."""
     name = "tcpu.tile_dot"
     kind = prop_def(StringAttr)
     acc = prop_def(IntegerAttr)

@@ -174,9 +174,10 @@ class ConvertTritonToTCPU(ModulePass):
     vector_bits: int = 256
     bf16_dot: bool = False
     amx: bool = False
+    amx_int8: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        config = Config(vector_bits=self.vector_bits, bf16_dot=self.bf16_dot, amx=self.amx)
+        config = Config(vector_bits=self.vector_bits, bf16_dot=self.bf16_dot, amx=self.amx, amx_int8=self.amx_int8)
         calls.inline_tensor_calls(op)
         # Until none is left: lowering a function may outline new ones (map_elementwise).
         while funcs := [o for o in op.body.block.ops if o.name == "tt.func"]:

@@ -74,6 +74,7 @@ class Config:
     vector_bits: int = 256
     bf16_dot: bool = False  # the host has vdpbf16ps at vector_bits (AVX512-BF16, and AVX512-VL below 512)
     amx: bool = False  # bf16 dots may run on AMX tiles (the host has AMX-BF16, the process the permission)
+    amx_int8: bool = False  # int8 dots may run on AMX tiles (AMX-INT8 too)
 
 
 class TileEmitter:

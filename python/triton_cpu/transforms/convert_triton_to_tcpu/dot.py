@@ -27,6 +27,7 @@ dot computes in bf16 and 0 in fp16, as Triton's interpreter has it), then the sa
 micro-kernel accumulates in fp32.
 """
 from xdsl.dialects import math, vector
+from dataclasses import dataclass
 from math import copysign, gcd
 
 from xdsl.dialects.builtin import (
@@ -85,8 +86,9 @@ def lower_dot(low, op: Operation):
     out_elem = element_type(op.results[0].type)
     acc_elem = Float32Type() if isinstance(out_elem, (Float16Type, BFloat16Type)) else out_elem
     em = low.emitter_before(op)
-    if _amx_tiles(low, a, b, acc_elem, shape_of(op.results[0])):
-        tile_kernel(low, em, op, _pack_bits(low, em, a), b)
+    kind = _amx_kind(low, a, b, acc_elem, shape_of(op.results[0]))
+    if kind is not None:
+        tile_kernel(low, em, op, kind, _pack_bits(low, em, a, kind), b)
         return
     if _bf16_pairs(low, a, b, acc_elem):
         micro_kernel(low, em, op, pack_row_pairs(low, em, a), pack_column_pairs(low, em, b), acc_elem,
@@ -99,21 +101,46 @@ def lower_dot(low, op: Operation):
     micro_kernel(low, em, op, a_buf, pack(low, em, b, acc_elem), acc_elem)
 
 
-def _amx_tiles(low, a, b, acc_elem, out_shape) -> bool:
-    """Whether this dot runs on AMX tiles (tile_kernel): bf16 operands, fp32 accumulation,
-    M and N multiples of 16 (a tile's rows and fp32 columns) and K of 32 (a tile's bf16
-    pairs), on a host and in a process where tiles can run (`Config.amx`)."""
-    bf16 = BFloat16Type()
-    if not low.config.amx or element_type(a.type) != bf16 or element_type(b.type) != bf16 \
-            or acc_elem != Float32Type():
-        return False
+@dataclass(frozen=True)
+class TileKind:
+    """One of AMX's dot products: `dot` (tcpu.tile_dot's kind) on operands of `elem`, held in
+    buffers as their bit patterns (`bits`), accumulated in `acc`; a row of a B tile holds
+    `group` consecutive K elements of each of its 16 columns (4 bytes)."""
+    dot: str
+    elem: object
+    bits: IntegerType
+    acc: object
+    group: int
+
+    @property
+    def k_step(self) -> int:
+        """K elements per row of an A tile (64 bytes)."""
+        return 16 * self.group
+
+
+BF16_TILES = TileKind("bf16", BFloat16Type(), IntegerType(16), Float32Type(), 2)
+INT8_TILES = TileKind("ss", IntegerType(8), IntegerType(8), i32, 4)
+
+
+def _amx_kind(low, a, b, acc_elem, out_shape) -> TileKind | None:
+    """The AMX dot product this dot runs on (tile_kernel), or None: bf16 operands
+    accumulated in fp32 (`Config.amx`), or int8 ones in i32 (signed, as tt.dot's i8 is;
+    `Config.amx_int8`); M and N multiples of 16 (a tile's rows and 4-byte columns), K of a
+    tile row's elements (32 bf16, 64 int8)."""
+    ea, eb = element_type(a.type), element_type(b.type)
+    if low.config.amx and ea == eb == BFloat16Type() and acc_elem == Float32Type():
+        kind = BF16_TILES
+    elif low.config.amx_int8 and ea == eb == IntegerType(8) and acc_elem == i32:
+        kind = INT8_TILES
+    else:
+        return None
     M, N = out_shape[-2:]
-    return M % TILE_ROWS == 0 and N % TILE_ROWS == 0 and shape_of(a)[-1] % TILE_K == 0
+    return kind if M % TILE_ROWS == 0 and N % TILE_ROWS == 0 and shape_of(a)[-1] % kind.k_step == 0 else None
 
 
-# An AMX tile is 16 rows of 64 bytes: 16 x 16 fp32 of C, 16 rows x 32 bf16 (K) of A, or 16
-# pairs of K rows x 16 columns of B (bf16 pairs, pack_column_pairs' layout).
-TILE_ROWS, TILE_K = 16, 32
+# An AMX tile is 16 rows of 64 bytes: 16 x 16 fp32 or i32 of C, 16 rows x 64 bytes along K
+# of A, or 16 rows of B, each 16 columns of a group of 4 bytes along K.
+TILE_ROWS = 16
 # Tile registers: C's 2 x 2 tiles 0..3, A's two row tiles 4 and 5, B's two column tiles 6, 7.
 _C_TILES, _A_TILES, _B_TILES = (0, 1, 2, 3), (4, 5), (6, 7)
 # The next K iteration's A and B lines (prefetch-next-program) go to the L2 only: a
@@ -124,27 +151,30 @@ _C_TILES, _A_TILES, _B_TILES = (0, 1, 2, 3), (4, 5), (6, 7)
 TILE_PREFETCH_LOCALITY = 2
 
 
-def tile_kernel(low, em, op: Operation, a_buf, b):
-    """C = A @ B + C0 for a bf16 `op` on AMX tiles, from A as bf16 rows in a buffer ([.., M,
-    K]) and B's value. C is accumulated in fp32 in a buffer (C0's, in place, when nothing
-    else reads it), panel by panel of 32 columns (16 where N is not a multiple of 32):
-    each panel of B is first packed as bf16 pairs along K (the layout of a tile of B,
-    `_pack_pair_panel`) into a small buffer, then every block of 2 x 2 tiles of the
-    panel's C (32 x 32; one row of tiles where M is not a multiple of 32) is loaded, takes
-    one tdpbf16ps per pair of A and B tiles for each 32 steps of K, and is stored back.
+def tile_kernel(low, em, op: Operation, kind: TileKind, a_buf, b):
+    """C = A @ B + C0 for `op` on AMX tiles (`kind`: bf16 or int8), from A's rows in a buffer
+    of their bit patterns ([.., M, K]) and B's value. C is accumulated (fp32 or i32) in a
+    buffer (C0's, in place, when nothing else reads it), panel by panel of 32 columns (16
+    where N is not a multiple of 32): each panel of B is first packed in groups along K
+    (pairs of bf16, quads of int8: the layout of a tile of B, `_pack_group_panel`) into a
+    small buffer, then every block of 2 x 2 tiles of the panel's C (32 x 32; one row of
+    tiles where M is not a multiple of 32) is loaded, takes one tile dot product per pair
+    of A and B tiles for each 64 bytes of K, and is stored back.
     Packing panel by panel keeps it in the L1 and lets the core run the next panel's
     packing while the tile unit still works on the previous panel's products.
 
     tdpbf16ps flushes denormal inputs and results to zero, as vdpbf16ps does; its products
     are exact and summed in fp32 (the order of the sums within a 32-step group is the
-    hardware's; a zero sum comes out +0.0 even from -0.0 terms, measured). The tile registers are configured before the panels and released after
-    them: no tile state lives across other code."""
+    hardware's; a zero sum comes out +0.0 even from -0.0 terms, measured). tdpbssd's
+    products and sums are exact, wrapping in i32 as the vector code's. The tile registers
+    are configured before the panels and released after them: no tile state lives across
+    other code."""
     c0 = op.operands[2]
     out = op.results[0]
     shape = shape_of(out)
     batch, (M, N) = shape[:-2], shape[-2:]
     K = a_buf.type.get_shape()[-1]
-    acc_elem = Float32Type()
+    acc_elem = kind.acc
     # C0 = +0.0 everywhere (the first iteration of a K loop, peeled): the tiles start from
     # tilezero, and the buffer is only written (by the tile stores).
     zero_init = _positive_zeros(c0)
@@ -153,7 +183,8 @@ def tile_kernel(low, em, op: Operation, a_buf, b):
     MT = 2 if M % (2 * TILE_ROWS) == 0 else 1
     NT = 2 if N % (2 * TILE_ROWS) == 0 else 1
     BM, BN = MT * TILE_ROWS, NT * TILE_ROWS
-    panel = low.alloc_buffer(TensorType(IntegerType(16), (K // 2, 2 * BN)))
+    # A panel row holds BN columns of 4 bytes: 2 * BN i16 (bf16 pairs or two int8 pairs).
+    panel = low.alloc_buffer(TensorType(IntegerType(16), (K // kind.group, 2 * BN)))
     prefetches = low.spread_prefetches.pop(op, [])
     blocks = (M // BM) * (N // BN)
 
@@ -173,23 +204,23 @@ def tile_kernel(low, em, op: Operation, a_buf, b):
         def step(k_em, k, _):
             for m, r in enumerate(rows):
                 _tile_move(k_em, tcpu.TileLoadOp, _A_TILES[m], a_buf, pre + (r, k))
-            kp = k_em.idx_div_rem(k, 2, 0)
+            kp = k_em.idx_div_rem(k, kind.group, 0)
             for n in range(NT):
                 _tile_move(k_em, tcpu.TileLoadOp, _B_TILES[n], panel, (kp, 2 * n * TILE_ROWS))
             for m in range(MT):
                 for n in range(NT):
-                    k_em.emit(tcpu.TileDotOp("bf16", _C_TILES[m * 2 + n], _A_TILES[m], _B_TILES[n]))
+                    k_em.emit(tcpu.TileDotOp(kind.dot, _C_TILES[m * 2 + n], _A_TILES[m], _B_TILES[n]))
             return []
-        e.for_loop(0, K, TILE_K, [], step)
+        e.for_loop(0, K, kind.k_step, [], step)
         for t, r, c in c_tiles:
             _tile_move(e, tcpu.TileStoreOp, t, c_buf, pre + (r, c))
 
     def column(e, idx):
         pre, j0 = idx[:-1], idx[-1]
-        _pack_pair_panel(low, e, b, b_bits, pre, j0, BN, panel)
+        _pack_group_panel(low, e, kind, b, b_bits, pre, j0, BN, panel)
         e.for_loop(0, M, BM, [], lambda m_em, i0, _: block(m_em, pre, i0, j0) or [])
 
-    b_bits = _bf16_bits(low, em, b)
+    b_bits = _bit_reader(low, em, b, kind)
     em.emit(tcpu.TileConfigOp())
     if prefetches and batch:  # hints.py hands only 2-D tiles to a dot; kept general
         for ptr, pstep in prefetches:
@@ -200,34 +231,35 @@ def tile_kernel(low, em, op: Operation, a_buf, b):
     _result(low, em, out, c_buf, acc_elem)
 
 
-def _bf16_bits(low, em, value: SSAValue):
-    """A function (emitter, indices, lanes) -> the bf16 bit patterns (i16) of `value`'s lanes
-    there: read where the value is, or, when its memory runs down its columns (tl.trans of
-    a load, attention's keys), from an fp32 copy made by blocks of contiguous loads
-    transposed in registers (transposed_pack; exact: every bf16 is an fp32), instead of a
-    gather per vector."""
-    i16 = IntegerType(16)
-    if value not in low.buffers and _transposed_lanes(low, value, _F32):
-        buf = pack(low, em, value, _F32)
+def _bit_reader(low, em, value: SSAValue, kind: TileKind):
+    """A function (emitter, indices, lanes) -> the bit patterns (`kind.bits`) of `value`'s
+    lanes there: read where the value is, or, when its memory runs down its columns
+    (tl.trans of a load, attention's keys), from a widened copy (fp32 or i32) made by
+    blocks of contiguous loads transposed in registers (transposed_pack; exact both ways),
+    instead of a gather per vector."""
+    def bits(e, v, vl):
+        return v if kind.bits == kind.elem else e.emit(tcpu.BitcastOp(v, vec_type(kind.bits, vl)))
+    if value not in low.buffers and _transposed_lanes(low, value, kind.acc):
+        buf = pack(low, em, value, kind.acc)
+        narrow = arith.TruncFOp if kind.acc == _F32 else arith.TruncIOp
 
         def read(e, idx, vl):
-            narrow = e.emit(arith.TruncFOp(e.load_buffer(buf, idx, vl), vec_type(BFloat16Type(), vl)))
-            return e.emit(tcpu.BitcastOp(narrow, vec_type(i16, vl)))
+            return bits(e, e.emit(narrow(e.load_buffer(buf, idx, vl), vec_type(kind.elem, vl))), vl)
         return read
-    return lambda e, idx, vl: e.emit(tcpu.BitcastOp(e.value(value, idx, vl), vec_type(i16, vl)))
+    return lambda e, idx, vl: bits(e, e.value(value, idx, vl), vl)
 
 
-def _pack_bits(low, em, a: SSAValue) -> SSAValue:
-    """A row-major buffer of A's bf16 bit patterns ([.., M, K] of i16), or A's own buffer
-    when A is materialized (its memory holds the same bits). A copy of the bits, not of the
-    values: a bf16 store would quiet signalling NaNs, a select per vector."""
+def _pack_bits(low, em, a: SSAValue, kind: TileKind) -> SSAValue:
+    """A row-major buffer of A's bit patterns ([.., M, K] of `kind.bits`), or A's own buffer
+    when A is materialized (its memory holds the same bits). For bf16 a copy of the bits,
+    not of the values: a bf16 store would quiet signalling NaNs, a select per vector."""
     own = low.buffers.get(a)
     if own is not None:
         return own
     shape = shape_of(a)
-    buf = low.alloc_buffer(TensorType(IntegerType(16), shape))
+    buf = low.alloc_buffer(TensorType(kind.bits, shape))
     vl = low.vector_length(shape, [a])
-    bits = _bf16_bits(low, em, a)
+    bits = _bit_reader(low, em, a, kind)
     low.nest(em, shape, vl, lambda e, idx: e.store_buffer(bits(e, idx, vl), buf, idx))
     return buf
 
@@ -236,26 +268,35 @@ def _tile_move(e, op_class, tile: int, ref, idx):
     e.emit(op_class(tile, ref, [e.as_ssa_index(i) for i in idx]))
 
 
-def _pack_pair_panel(low, e, b: SSAValue, bits, pre, j0, width: int, panel):
-    """Columns [j0, j0 + width) of B ([.., K, N] of bf16, batch indices `pre`; `bits` reads
-    its bit patterns, _bf16_bits) into `panel` (i16 [K/2, 2 * width]) as bf16 pairs along
-    K: row kp holds B[2kp, j], B[2kp + 1, j] for each column j in turn, the operand layout
-    of tdpbf16ps. Each chunk of columns is one load of each of the two rows and one
-    interleaving shuffle."""
+def _pack_group_panel(low, e, kind: TileKind, b: SSAValue, bits, pre, j0, width: int, panel):
+    """Columns [j0, j0 + width) of B ([.., K, N], batch indices `pre`; `bits` reads its bit
+    patterns, _bit_reader) into `panel` (i16 [K / g, 2 * width], g = kind.group) in groups
+    of g along K: row q holds B[g*q, j] .. B[g*q + g - 1, j] for each column j in turn, the
+    operand layout of a B tile. Each chunk of columns is one load of each of the g rows
+    and g - 1 interleaving shuffles (int8: rows paired by bytes, then the pairs by 16-bit
+    lanes)."""
     K = shape_of(b)[-2]
     vl = gcd(low.vector_length(shape_of(b), [b]), width)
     i16 = IntegerType(16)
-    mask = DenseArrayBase.from_list(i64, [x for j in range(vl) for x in (j, vl + j)])
 
-    def row_pair(k_em, kp, _):
-        k = k_em.idx_mul(kp, 2)
+    def interleave(k_em, x, y, n, elem):
+        mask = DenseArrayBase.from_list(i64, [v for j in range(n) for v in (j, n + j)])
+        return k_em.emit(vector.ShuffleOp(x, y, mask, result_type=vector_type(elem, 2 * n)))
+
+    def row_group(k_em, q, _):
+        k = k_em.idx_mul(q, kind.group)
         for c in range(0, width, vl):
             col = k_em.idx_add(j0, c)
-            lo, hi = (bits(k_em, pre + (r, col), vl) for r in (k, k_em.idx_add(k, 1)))
-            pairs = k_em.emit(vector.ShuffleOp(lo, hi, mask, result_type=vector_type(i16, 2 * vl)))
-            k_em.store_buffer(pairs, panel, (kp, 2 * c))
+            rows = [bits(k_em, pre + (k_em.idx_add(k, r), col), vl) for r in range(kind.group)]
+            if kind.group == 2:
+                out = interleave(k_em, rows[0], rows[1], vl, i16)
+            else:  # bytes: pairs of rows 0, 1 and 2, 3, then the pairs as 16-bit lanes
+                pairs = [k_em.emit(tcpu.BitcastOp(interleave(k_em, rows[r], rows[r + 1], vl, kind.bits),
+                                                  vector_type(i16, vl))) for r in (0, 2)]
+                out = interleave(k_em, pairs[0], pairs[1], vl, i16)
+            k_em.store_buffer(out, panel, (q, 2 * c))
         return []
-    e.for_loop(0, K // 2, 1, [], row_pair)
+    e.for_loop(0, K // kind.group, 1, [], row_group)
 
 
 def _positive_zeros(value: SSAValue) -> bool:
