@@ -1,7 +1,8 @@
 """Whether kernels of this process may use Intel AMX tiles, and the OS's permission for them.
 
 A bf16 `tl.dot` runs on AMX's tile registers (convert_triton_to_tcpu/dot.py) when the host
-has AMX-TILE and AMX-BF16 (LLVM reports them only where the OS saves the tile state) and
+has AMX-TILE and AMX-BF16 (LLVM reports them only where the OS saves the tile state; an int8
+one when it has AMX-INT8 too) and
 Linux has granted this process the tile data state: without that permission the first tile
 instruction raises SIGILL. The permission is asked for once per process, in the process
 that runs the kernels (the backend resolves the `amx` option there, and the driver checks
