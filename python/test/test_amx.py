@@ -65,6 +65,29 @@ def test_bf16_dot_on_tiles(M, N, K, acc):
 
 
 @needs_amx
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.int8], ids=str)
+def test_tiles_at_256_bit_vectors(dtype):
+    """The packing around the tiles at vector_bits=256 (AVX2-width chunks and shuffles)."""
+    if dtype == torch.int8 and not llvm.host().has("amx-int8"):
+        pytest.skip("the host has no AMX-INT8")
+    M, N, K = 32, 64, 128
+    g = torch.Generator().manual_seed(21)
+    if dtype == torch.int8:
+        a = torch.randint(-128, 128, (M, K), generator=g, dtype=torch.int32).to(torch.int8)
+        b = torch.randint(-128, 128, (K, N), generator=g, dtype=torch.int32).to(torch.int8)
+        d = torch.empty(M, N, dtype=torch.int32)
+    else:
+        a, b, _ = _operands(M, N, K, 21)
+        d = torch.empty(M, N)
+    k = dot_kernel[(1,)](a, b, None, d, M=M, N=N, K=K, ACC=False, TRANS_A=False, TRANS_B=False, vector_bits=256)
+    assert ("tdpbssd" if dtype == torch.int8 else "tdpbf16ps") in k.asm["asm"]
+    if dtype == torch.int8:
+        assert torch.equal(d, a.int() @ b.int())
+    else:
+        _check(d, a, b)
+
+
+@needs_amx
 @pytest.mark.parametrize("trans_a, trans_b", [(True, False), (False, True), (True, True)])
 def test_bf16_dot_on_tiles_of_transposed_operands(trans_a, trans_b):
     """Operands whose memory runs down their columns (tl.trans of a load)."""
