@@ -19,6 +19,11 @@ A and B are repacked as i32 pairs of bf16 along K (`pack_row_pairs`,
 `pack_column_pairs`) and each step of the K/2 loop is one vdpbf16ps per accumulator
 (`tcpu.dot_bf16_pairs`): products exact, summed in fp32 in pairs, denormals as zero.
 
+On a host with Intel AMX (`Config.amx`, `Config.amx_int8`: the host has the tiles and the
+process Linux's permission, triton_cpu/amx.py) bf16 x bf16 -> fp32 and int8 x int8 -> i32
+dots whose M and N are multiples of 16 and K fills tile rows run on the tile registers
+instead (`tile_kernel`: tdpbf16ps, tdpbssd), ahead of both paths above.
+
 tt.dot_scaled (microscaling formats): each operand is decoded to fp32 while it is
 packed (e4m3/e5m2 bytes exactly, e2m1 nibbles two per byte along K, low nibble first,
 or along M/N when not K-packed; bf16/fp16 widened), multiplied by its E8M0 scale
@@ -26,13 +31,13 @@ or along M/N when not K-packed; bf16/fp16 widened), multiplied by its E8M0 scale
 dot computes in bf16 and 0 in fp16, as Triton's interpreter has it), then the same
 micro-kernel accumulates in fp32.
 """
-from xdsl.dialects import math, vector
 from dataclasses import dataclass
 from math import copysign, gcd
 
+from xdsl.dialects import math, vector
 from xdsl.dialects.builtin import (
-    BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr, Float16Type, Float32Type, FloatAttr, IntegerAttr, IntegerType, TensorType,
-    i32, i64,
+    BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr, Float16Type, Float32Type, FloatAttr, IntegerAttr,
+    IntegerType, TensorType, i32, i64,
 )
 from xdsl.ir import Operation, SSAValue
 
