@@ -2,9 +2,8 @@
 
 A bf16 `tl.dot` runs on AMX's tile registers (convert_triton_to_tcpu/dot.py) when the host
 has AMX-TILE and AMX-BF16 (LLVM reports them only where the OS saves the tile state; an int8
-one when it has AMX-INT8 too) and
-Linux has granted this process the tile data state: without that permission the first tile
-instruction raises SIGILL. The permission is asked for once per process, in the process
+one when it has AMX-INT8 too) and Linux has granted this process the tile data state:
+without that permission the first tile instruction raises SIGILL. The permission is asked for once per process, in the process
 that runs the kernels (the backend resolves the `amx` option there, and the driver checks
 again when it loads a kernel that uses tiles, `EXPORTED_MARK`).
 """

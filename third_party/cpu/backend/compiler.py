@@ -98,9 +98,9 @@ class CPUOptions:
     # (correctly rounded, codegen/uniform_division.py) instead of vdivps; default: the host's
     # choice (pipeline.reciprocal_division_pays).
     reciprocal_division: Optional[bool] = None
-    # bf16 tl.dot on AMX tiles (tdpbf16ps) where the host has AMX-BF16 and Linux grants the
-    # process the tile state (triton_cpu/amx.py); False keeps the vector code. Resolved by
-    # parse_options in the process that runs the kernel.
+    # bf16 and int8 tl.dot on AMX tiles (tdpbf16ps, tdpbssd) where the host has them and
+    # Linux grants the process the tile state (triton_cpu/amx.py); False keeps the vector
+    # code. Resolved by parse_options in the process that runs the kernel.
     amx: Optional[bool] = None
 
     def __post_init__(self):
