@@ -244,14 +244,16 @@ def test_tutorial_matmul_on_tiles(M, N, K):
     torch.testing.assert_close(c, (a.double() @ b.double()).bfloat16(), rtol=2**-7, atol=2e-2)
 
 
-def test_resolve_needs_the_host_and_the_request():
-    """The option resolves to False on a host without AMX-BF16 whatever is asked, and when
-    asked False; to the process's permission otherwise."""
+@pytest.mark.parametrize("granted", [True, False])
+def test_resolve_needs_the_host_the_request_and_the_permission(monkeypatch, granted):
+    """The option resolves to False on a host without AMX-BF16 whatever is asked, when asked
+    False, and where Linux refuses the permission (simulated); to True otherwise."""
+    monkeypatch.setattr(amx, "permitted", lambda: granted)
     without = SimpleNamespace(has=lambda f: False)
     with_amx = SimpleNamespace(has=lambda f: f in ("amx-tile", "amx-bf16"))
     assert amx.resolve(without, None) is False and amx.resolve(without, True) is False
     assert amx.resolve(with_amx, False) is False
-    assert amx.resolve(with_amx, None) == amx.permitted()
+    assert amx.resolve(with_amx, None) is granted and amx.resolve(with_amx, True) is granted
 
 
 @needs_amx

@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 
-from triton_cpu.analysis.axis_info import element_type, shape_of
+from triton_cpu.analysis.axis_info import attr, element_type, shape_of
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith, splat_value
 
@@ -246,10 +246,9 @@ def _bit_reader(low, em, value: SSAValue, kind: TileKind):
         return v if kind.bits == kind.elem else e.emit(tcpu.BitcastOp(v, vec_type(kind.bits, vl)))
     if value not in low.buffers and _transposed_lanes(low, value, kind.acc):
         buf = pack(low, em, value, kind.acc)
-        narrow = arith.TruncFOp if kind.acc == _F32 else arith.TruncIOp
 
         def read(e, idx, vl):
-            return bits(e, e.emit(narrow(e.load_buffer(buf, idx, vl), vec_type(kind.elem, vl))), vl)
+            return bits(e, e.emit(widen(e.load_buffer(buf, idx, vl), kind.acc, kind.elem, vl)), vl)
         return read
     return lambda e, idx, vl: bits(e, e.value(value, idx, vl), vl)
 
@@ -310,10 +309,10 @@ def _positive_zeros(value: SSAValue) -> bool:
     op = value.owner
     if not isinstance(op, Operation) or op.name != "arith.constant":
         return False
-    attr = op.properties.get("value") or op.attributes.get("value")
-    if not isinstance(attr, DenseIntOrFPElementsAttr):
+    dense = attr(op, "value")
+    if not isinstance(dense, DenseIntOrFPElementsAttr):
         return False
-    first = splat_value(attr)
+    first = splat_value(dense)
     return first is not None and first == 0 and copysign(1.0, first) > 0
 
 
