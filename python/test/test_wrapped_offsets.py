@@ -134,24 +134,31 @@ def test_tutorial_matmul_tiles_take_the_checked_vector_path(tmp_path, monkeypatc
 
 
 @triton.jit
-def wrapped_rows_summed(x_ptr, y_ptr, shift, m, n_rows, BLOCK: tl.constexpr, ROWS: tl.constexpr):
+def wrapped_rows_summed(x_ptr, y_ptr, shift, m, n_rows, BLOCK: tl.constexpr, ROWS: tl.constexpr,
+                        DIFFERENCE: tl.constexpr):
     # wrapped_rows_in_loop with the row offset added to the columns before the address is
-    # formed, as upstream's tutorial 03 writes `b_ptr + (rk[:, None] * N + rn[None, :])`.
+    # formed, as upstream's tutorial 03 writes `b_ptr + (rk[:, None] * N + rn[None, :])`
+    # (or the negated row offset subtracted from them).
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     cols = (offs - shift) % m + 64
     rows = tl.arange(0, ROWS)
     for r0 in range(0, n_rows, ROWS):
-        tile = tl.load(x_ptr + ((r0 + rows)[:, None] * 256 + cols[None, :]))
-        tl.store(y_ptr + ((r0 + rows)[:, None] * 256 + cols[None, :]), tile * 2 + 1)
+        if DIFFERENCE:
+            at = cols[None, :] - (-(r0 + rows) * 256)[:, None]
+        else:
+            at = (r0 + rows)[:, None] * 256 + cols[None, :]
+        tile = tl.load(x_ptr + at)
+        tl.store(y_ptr + at, tile * 2 + 1)
 
 
+@pytest.mark.parametrize("difference", [False, True])
 @pytest.mark.parametrize("shift", SHIFTS)
-def test_summed_offsets_checked_once_before_a_loop(shift):
+def test_summed_offsets_checked_once_before_a_loop(shift, difference):
     # As test_remainder_offsets_checked_once_before_a_loop: the columns' chunks are checked
     # once, and program 0 gathers and scatters where a shift breaks their runs.
     x = torch.randn(8, 256)
     y = torch.zeros(8, 256)
-    wrapped_rows_summed[(2,)](x, y, shift, 32, 8, BLOCK=64, ROWS=4)
+    wrapped_rows_summed[(2,)](x, y, shift, 32, 8, BLOCK=64, ROWS=4, DIFFERENCE=difference)
     cols = torch.fmod(_lanes(shift), 32) + 64
     ref = torch.zeros(8, 256)
     ref[:, cols] = x[:, cols] * 2 + 1

@@ -168,3 +168,39 @@ tt.func public @summed_offset_check_before_loop(%x: !tt.ptr<f32> {tt.divisibilit
   }
   tt.return
 }
+
+// The same through a difference whose subtrahend is constant along the lanes.
+// CHECK-LABEL: func.func public @difference_check_before_loop
+// CHECK: arith.remsi {{.*}} : vector<16xi32>
+// CHECK: %[[C0:.*]] = "tcpu.is_contiguous"(%{{.*}}) : (vector<16xi32>) -> i1
+// CHECK: %[[C1:.*]] = "tcpu.is_contiguous"(%{{.*}}) : (vector<16xi32>) -> i1
+// CHECK: %[[OK:.*]] = arith.andi %[[C0]], %[[C1]] : i1
+// CHECK: scf.for %i
+// CHECK-NOT: tcpu.is_contiguous
+// CHECK: scf.if %[[OK]] -> (vector<16xf32>) {
+// CHECK:   "tcpu.vload"
+// CHECK: } else {
+// CHECK:   "tcpu.gather"
+// CHECK-NOT: tcpu.is_contiguous
+// CHECK: func.return
+tt.func public @difference_check_before_loop(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32> {tt.divisibility = 16 : i32},
+                                             %s: i32 {tt.divisibility = 16 : i32}, %m: i32 {tt.divisibility = 16 : i32}, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %ss = tt.splat %s : i32 -> tensor<32xi32>
+  %offs = arith.subi %r, %ss : tensor<32xi32>
+  %ms = tt.splat %m : i32 -> tensor<32xi32>
+  %wrapped = arith.remsi %offs, %ms : tensor<32xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+  %yp = tt.addptr %ys, %r : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %is = tt.splat %i : i32 -> tensor<32xi32>
+    %diff = arith.subi %wrapped, %is : tensor<32xi32>
+    %xq = tt.addptr %xs, %diff : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+    %a = tt.load %xq : tensor<32x!tt.ptr<f32>>
+    tt.store %yp, %a : tensor<32x!tt.ptr<f32>>
+  }
+  tt.return
+}
