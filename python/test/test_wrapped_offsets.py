@@ -65,19 +65,33 @@ def test_quotient_offsets(shift):
 
 
 @triton.jit
-def wrapped_rows_in_loop(x_ptr, y_ptr, shift, m, n_rows, BLOCK: tl.constexpr, ROWS: tl.constexpr):
+def wrapped_rows_in_loop(x_ptr, y_ptr, shift, m, n_rows, BLOCK: tl.constexpr, ROWS: tl.constexpr,
+                         FORM: tl.constexpr):
     # The columns (offs - shift) % m are computed once, before the loop; each iteration
-    # reads ROWS rows of x at those columns, and writes them back through them to y.
+    # reads ROWS rows of x at those columns, and writes them back through them to y. FORM:
+    # the row offset added to the pointer ("addptr"), added to the columns before the
+    # address is formed, as upstream's tutorial 03 writes `b_ptr + (rk[:, None] * N +
+    # rn[None, :])` ("sum"), or negated and subtracted from them ("difference").
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     cols = (offs - shift) % m + 64
     rows = tl.arange(0, ROWS)
     for r0 in range(0, n_rows, ROWS):
-        tile = tl.load(x_ptr + (r0 + rows)[:, None] * 256 + cols[None, :])
-        tl.store(y_ptr + (r0 + rows)[:, None] * 256 + cols[None, :], tile * 2 + 1)
+        if FORM == "addptr":
+            x_at = x_ptr + (r0 + rows)[:, None] * 256 + cols[None, :]
+            y_at = y_ptr + (r0 + rows)[:, None] * 256 + cols[None, :]
+        else:
+            if FORM == "sum":
+                at = (r0 + rows)[:, None] * 256 + cols[None, :]
+            else:
+                at = cols[None, :] - (-(r0 + rows) * 256)[:, None]
+            x_at = x_ptr + at
+            y_at = y_ptr + at
+        tl.store(y_at, tl.load(x_at) * 2 + 1)
 
 
+@pytest.mark.parametrize("form", ["addptr", "sum", "difference"])
 @pytest.mark.parametrize("shift", SHIFTS)
-def test_remainder_offsets_checked_once_before_a_loop(shift):
+def test_remainder_offsets_checked_once_before_a_loop(shift, form):
     # Each program's 64 columns are checked once before its loop. Shifts 32, 48, 64 and
     # 128 start a chunk of program 0 at a negative multiple of 32, where the run breaks
     # (-32 % 32 == 0, -31 % 32 == -31): that program gathers and scatters every chunk.
@@ -85,7 +99,7 @@ def test_remainder_offsets_checked_once_before_a_loop(shift):
     # never assumed contiguous.
     x = torch.randn(8, 256)
     y = torch.zeros(8, 256)
-    wrapped_rows_in_loop[(2,)](x, y, shift, 32, 8, BLOCK=64, ROWS=4)
+    wrapped_rows_in_loop[(2,)](x, y, shift, 32, 8, BLOCK=64, ROWS=4, FORM=form)
     cols = torch.fmod(_lanes(shift), 32) + 64
     ref = torch.zeros(8, 256)
     ref[:, cols] = x[:, cols] * 2 + 1  # lanes that share a column write the same value
@@ -94,10 +108,12 @@ def test_remainder_offsets_checked_once_before_a_loop(shift):
 
 @triton.jit
 def grouped_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                   GROUP: tl.constexpr):
+                   GROUP: tl.constexpr, SUMMED: tl.constexpr):
     # The tiles of the matmul tutorial: grouped program ids, then `% M` and `% N` offsets.
     # The group arithmetic divides by values whose sign depends on M and N, so the
     # analysis cannot prove rn >= 0: B's tiles take the run-time-checked vector path.
+    # SUMMED: each pointer one addptr of a summed offset and no mask on K, as upstream's
+    # tutorial 03 writes them.
     pid = tl.program_id(0)
     tiles_m, tiles_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
     per_group = GROUP * tiles_n
@@ -108,11 +124,18 @@ def grouped_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.conste
     rm = (pid_m * BM + tl.arange(0, BM)) % M
     rn = (pid_n * BN + tl.arange(0, BN)) % N
     rk = tl.arange(0, BK)
-    a = a_ptr + rm[:, None] * K + rk[None, :]
-    b = b_ptr + rk[:, None] * N + rn[None, :]
+    if SUMMED:
+        a = a_ptr + (rm[:, None] * K + rk[None, :])
+        b = b_ptr + (rk[:, None] * N + rn[None, :])
+    else:
+        a = a_ptr + rm[:, None] * K + rk[None, :]
+        b = b_ptr + rk[:, None] * N + rn[None, :]
     acc = tl.zeros((BM, BN), tl.float32)
     for k in range(0, K, BK):
-        acc += tl.dot(tl.load(a, mask=rk[None, :] < K - k), tl.load(b, mask=rk[:, None] < K - k))
+        if SUMMED:
+            acc += tl.dot(tl.load(a), tl.load(b))
+        else:
+            acc += tl.dot(tl.load(a, mask=rk[None, :] < K - k), tl.load(b, mask=rk[:, None] < K - k))
         a += BK
         b += BK * N
     cm = pid_m * BM + tl.arange(0, BM)
@@ -120,89 +143,26 @@ def grouped_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.conste
     tl.store(c_ptr + cm[:, None] * N + cn[None, :], acc, mask=(cm[:, None] < M) & (cn[None, :] < N))
 
 
-def test_tutorial_matmul_tiles_take_the_checked_vector_path(tmp_path, monkeypatch):
+def _grouped_matmul_ttcir(tmp_path, monkeypatch, summed: bool) -> str:
+    """Runs grouped_matmul (checked against torch) and returns the TTCIR it compiled to."""
     from triton import knobs
     monkeypatch.setattr(knobs.compilation, "always_compile", True)
     monkeypatch.setattr(knobs.compilation, "dump_ir", True)
     monkeypatch.setattr(knobs.cache, "dump_dir", str(tmp_path))
     a, b = torch.randn(64, 96), torch.randn(96, 80)
     c = torch.empty(64, 80)
-    grouped_matmul[(2 * 3,)](a, b, c, 64, 80, 96, BM=32, BN=32, BK=32, GROUP=2)
+    grouped_matmul[(2 * 3,)](a, b, c, 64, 80, 96, BM=32, BN=32, BK=32, GROUP=2, SUMMED=summed)
     torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
-    ttcir = "".join(p.read_text() for p in tmp_path.rglob("*.ttcir"))
-    assert "tcpu.is_contiguous" in ttcir
+    return "".join(p.read_text() for p in tmp_path.rglob("*.ttcir"))
 
 
-@triton.jit
-def wrapped_rows_summed(x_ptr, y_ptr, shift, m, n_rows, BLOCK: tl.constexpr, ROWS: tl.constexpr,
-                        DIFFERENCE: tl.constexpr):
-    # wrapped_rows_in_loop with the row offset added to the columns before the address is
-    # formed, as upstream's tutorial 03 writes `b_ptr + (rk[:, None] * N + rn[None, :])`
-    # (or the negated row offset subtracted from them).
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    cols = (offs - shift) % m + 64
-    rows = tl.arange(0, ROWS)
-    for r0 in range(0, n_rows, ROWS):
-        if DIFFERENCE:
-            at = cols[None, :] - (-(r0 + rows) * 256)[:, None]
-        else:
-            at = (r0 + rows)[:, None] * 256 + cols[None, :]
-        tile = tl.load(x_ptr + at)
-        tl.store(y_ptr + at, tile * 2 + 1)
-
-
-@pytest.mark.parametrize("difference", [False, True])
-@pytest.mark.parametrize("shift", SHIFTS)
-def test_summed_offsets_checked_once_before_a_loop(shift, difference):
-    # As test_remainder_offsets_checked_once_before_a_loop: the columns' chunks are checked
-    # once, and program 0 gathers and scatters where a shift breaks their runs.
-    x = torch.randn(8, 256)
-    y = torch.zeros(8, 256)
-    wrapped_rows_summed[(2,)](x, y, shift, 32, 8, BLOCK=64, ROWS=4, DIFFERENCE=difference)
-    cols = torch.fmod(_lanes(shift), 32) + 64
-    ref = torch.zeros(8, 256)
-    ref[:, cols] = x[:, cols] * 2 + 1
-    assert torch.equal(y, ref)
-
-
-@triton.jit
-def grouped_matmul_summed(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                          GROUP: tl.constexpr):
-    # grouped_matmul's tiles written as upstream's tutorial 03 writes them, each pointer
-    # one addptr of a summed offset, and no mask on K.
-    pid = tl.program_id(0)
-    tiles_m, tiles_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
-    per_group = GROUP * tiles_n
-    first_m = (pid // per_group) * GROUP
-    rows = min(tiles_m - first_m, GROUP)
-    pid_m = first_m + (pid % per_group) % rows
-    pid_n = (pid % per_group) // rows
-    rm = (pid_m * BM + tl.arange(0, BM)) % M
-    rn = (pid_n * BN + tl.arange(0, BN)) % N
-    rk = tl.arange(0, BK)
-    a = a_ptr + (rm[:, None] * K + rk[None, :])
-    b = b_ptr + (rk[:, None] * N + rn[None, :])
-    acc = tl.zeros((BM, BN), tl.float32)
-    for k in range(0, K, BK):
-        acc += tl.dot(tl.load(a), tl.load(b))
-        a += BK
-        b += BK * N
-    cm = pid_m * BM + tl.arange(0, BM)
-    cn = pid_n * BN + tl.arange(0, BN)
-    tl.store(c_ptr + (cm[:, None] * N + cn[None, :]), acc, mask=(cm[:, None] < M) & (cn[None, :] < N))
+def test_tutorial_matmul_tiles_take_the_checked_vector_path(tmp_path, monkeypatch):
+    assert "tcpu.is_contiguous" in _grouped_matmul_ttcir(tmp_path, monkeypatch, summed=False)
 
 
 def test_summed_tile_offsets_are_checked_before_the_k_loop(tmp_path, monkeypatch):
     # Before: every chunk of every row of every B tile built and compared 16 pointers (the
     # unmasked bf16 matmul at 1024^3 on AMX ran 18% slower than the tutorial's form).
-    from triton import knobs
-    monkeypatch.setattr(knobs.compilation, "always_compile", True)
-    monkeypatch.setattr(knobs.compilation, "dump_ir", True)
-    monkeypatch.setattr(knobs.cache, "dump_dir", str(tmp_path))
-    a, b = torch.randn(64, 96), torch.randn(96, 80)
-    c = torch.empty(64, 80)
-    grouped_matmul_summed[(2 * 3,)](a, b, c, 64, 80, 96, BM=32, BN=32, BK=32, GROUP=2)
-    torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
-    ttcir = "".join(p.read_text() for p in tmp_path.rglob("*.ttcir"))
+    ttcir = _grouped_matmul_ttcir(tmp_path, monkeypatch, summed=True)
     checks = [line for line in ttcir.splitlines() if "tcpu.is_contiguous" in line]
     assert checks and not any("!tt.ptr" in line for line in checks), checks

@@ -59,19 +59,10 @@ def lane_varying_root(low, ptr: SSAValue, width: int) -> SSAValue | None:
     while isinstance(v.owner, Operation):
         op = v.owner
         rank = len(shape_of(v))
-        if op.name == "tt.addptr":
-            p, off = op.operands
-            if _lane_constant(low, p, width):
-                v = off
-            elif _lane_constant(low, off, width):
-                v = p
-            else:
-                break
-        elif op.name == "arith.addi":
-            # Upstream's tutorial writes `b_ptr + (rk[:, None] * stride + rn[None, :])`:
-            # an offset that is constant along the lanes shifts every lane alike. (A sum
-            # that wraps within a chunk would break the runs; the axis analysis, like
-            # Triton's own, assumes that no index arithmetic wraps, and so does this.)
+        if op.name in ("tt.addptr", "arith.addi"):
+            # A term constant along the lanes shifts every lane alike. (An integer sum that
+            # wraps within a chunk would break the runs; the axis analysis, like Triton's
+            # own, assumes that no index arithmetic wraps, and so does this.)
             x, y = op.operands
             if _lane_constant(low, x, width):
                 v = y
