@@ -98,3 +98,81 @@ tt.func public @dot_int8(%a: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %o: !tt.p
   tt.store %op, %d : tensor<64x64x!tt.ptr<i32>>
   tt.return
 }
+
+// Two dots, the second reading the first's result alone, nothing written between them
+// (unroll-tile-dot-loops' chain): one tile kernel. Both panels of B are packed into one
+// buffer (rows 0..15 and 16..31), then each block of C is loaded once, takes the products
+// of the first dot's A and of the second's in turn, and is stored once.
+// CHECK-LABEL: func.func public @chained_dots
+// CHECK-DAG: %[[PANEL:.*]] = memref.alloca() {{.*}} : memref<32x64xi16>
+// CHECK-DAG: %[[C:.*]] = memref.alloca() {{.*}} : memref<32x32xf32>
+// CHECK: "tcpu.tile_config"()
+// CHECK-NOT: "tcpu.tile_config"()
+// CHECK: vector.store {{.*}}, %[[PANEL]]
+// CHECK: vector.store {{.*}}, %[[PANEL]]
+// CHECK: "tcpu.tile_load"(%[[C]], {{.*}}) <{tile = 0 : i32}>
+// CHECK-COUNT-3: "tcpu.tile_load"(%[[C]],
+// CHECK: scf.for
+// CHECK: "tcpu.tile_load"(%[[A0:[0-9]+]], {{.*}}) <{tile = 4 : i32}>
+// CHECK: "tcpu.tile_dot"() <{kind = "bf16", acc = 3 : i32, a = 5 : i32, b = 7 : i32}>
+// CHECK: scf.for
+// CHECK-NOT: "tcpu.tile_load"(%[[A0]],
+// CHECK: "tcpu.tile_load"(%{{.*}}, {{.*}}) <{tile = 4 : i32}>
+// CHECK: "tcpu.tile_dot"() <{kind = "bf16", acc = 3 : i32, a = 5 : i32, b = 7 : i32}>
+// CHECK-COUNT-4: "tcpu.tile_store"(%[[C]],
+// CHECK: "tcpu.tile_release"()
+// CHECK-NOT: "tcpu.tile_config"()
+// CHECK: func.return
+// A store between the two dots (it could write what the first dot's operands read; here
+// the second dot's A is loaded after it): two tile kernels.
+// CHECK-LABEL: func.func public @chain_broken_by_store
+// CHECK: "tcpu.tile_config"()
+// CHECK: "tcpu.tile_release"()
+// CHECK: "tcpu.tile_config"()
+// CHECK: "tcpu.tile_release"()
+tt.func public @chained_dots(%a: !tt.ptr<bf16> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %c32 = arith.constant dense<32> : tensor<32x1xi32>
+  %row = tt.expand_dims %r {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %col = tt.expand_dims %r {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %rs = arith.muli %row, %c32 : tensor<32x1xi32>
+  %rb = tt.broadcast %rs : tensor<32x1xi32> -> tensor<32x32xi32>
+  %cb = tt.broadcast %col : tensor<1x32xi32> -> tensor<32x32xi32>
+  %off = arith.addi %rb, %cb : tensor<32x32xi32>
+  %as = tt.splat %a : !tt.ptr<bf16> -> tensor<32x32x!tt.ptr<bf16>>
+  %ap = tt.addptr %as, %off : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+  %x = tt.load %ap : tensor<32x32x!tt.ptr<bf16>>
+  %os = tt.splat %o : !tt.ptr<f32> -> tensor<32x32x!tt.ptr<f32>>
+  %op = tt.addptr %os, %off : tensor<32x32x!tt.ptr<f32>>, tensor<32x32xi32>
+  %c = tt.load %op : tensor<32x32x!tt.ptr<f32>>
+  %d0 = tt.dot %x, %x, %c : tensor<32x32xbf16> * tensor<32x32xbf16> -> tensor<32x32xf32>
+  %ap1 = tt.addptr %ap, %off : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+  %x1 = tt.load %ap1 : tensor<32x32x!tt.ptr<bf16>>
+  %d1 = tt.dot %x1, %x, %d0 : tensor<32x32xbf16> * tensor<32x32xbf16> -> tensor<32x32xf32>
+  tt.store %op, %d1 : tensor<32x32x!tt.ptr<f32>>
+  tt.return
+}
+
+tt.func public @chain_broken_by_store(%a: !tt.ptr<bf16> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %c32 = arith.constant dense<32> : tensor<32x1xi32>
+  %row = tt.expand_dims %r {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %col = tt.expand_dims %r {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %rs = arith.muli %row, %c32 : tensor<32x1xi32>
+  %rb = tt.broadcast %rs : tensor<32x1xi32> -> tensor<32x32xi32>
+  %cb = tt.broadcast %col : tensor<1x32xi32> -> tensor<32x32xi32>
+  %off = arith.addi %rb, %cb : tensor<32x32xi32>
+  %as = tt.splat %a : !tt.ptr<bf16> -> tensor<32x32x!tt.ptr<bf16>>
+  %ap = tt.addptr %as, %off : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+  %x = tt.load %ap : tensor<32x32x!tt.ptr<bf16>>
+  %z = arith.constant dense<0.000000e+00> : tensor<32x32xf32>
+  %d0 = tt.dot %x, %x, %z : tensor<32x32xbf16> * tensor<32x32xbf16> -> tensor<32x32xf32>
+  %zb = arith.constant dense<0.000000e+00> : tensor<32x32xbf16>
+  tt.store %ap, %zb : tensor<32x32x!tt.ptr<bf16>>
+  %x1 = tt.load %ap : tensor<32x32x!tt.ptr<bf16>>
+  %d1 = tt.dot %x1, %x, %d0 : tensor<32x32xbf16> * tensor<32x32xbf16> -> tensor<32x32xf32>
+  %os = tt.splat %o : !tt.ptr<f32> -> tensor<32x32x!tt.ptr<f32>>
+  %op = tt.addptr %os, %off : tensor<32x32x!tt.ptr<f32>>, tensor<32x32xi32>
+  tt.store %op, %d1 : tensor<32x32x!tt.ptr<f32>>
+  tt.return
+}

@@ -449,6 +449,8 @@ class FuncLowering:
         self.grouped_done: set[Operation] = set()  # stores lowered with their group's first
         # tt.reduce -> the values it computes into their buffers (reductions.deferring_reduce)
         self.reduce_deferred: dict[Operation, list[SSAValue]] = {}
+        # tt.dot -> the earlier dots it lowers with, as one tile kernel (dot._chained_next)
+        self.dot_chains: dict[Operation, list[Operation]] = {}
         all_ops = list(func_op.walk())
         # No streaming stores in a kernel that orders memory between programs (may_stream).
         self.stream_allowed = not any(op.name in self._ORDERING for op in all_ops)

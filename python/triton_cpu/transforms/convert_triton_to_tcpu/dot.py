@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     IntegerType, TensorType, i32, i64,
 )
 from xdsl.ir import Operation, SSAValue
+from xdsl.traits import MemoryEffectKind, get_effects, has_effects
 
 from triton_cpu.analysis.axis_info import attr, element_type, shape_of
 from triton_cpu.dialects import tcpu, tt
@@ -90,11 +91,20 @@ def lower_dot(low, op: Operation):
     a, b, c0 = op.operands
     out_elem = element_type(op.results[0].type)
     acc_elem = Float32Type() if isinstance(out_elem, (Float16Type, BFloat16Type)) else out_elem
-    em = low.emitter_before(op)
     kind = _amx_kind(low, a, b, acc_elem, shape_of(op.results[0]))
     if kind is not None:
-        tile_kernel(low, em, op, kind, _pack_bits(low, em, a, kind), b)
+        # Decided at the first dot of a chain, while the ops up to the next one are still
+        # TTIR (their lowering may put loop nests between them).
+        chain = low.dot_chains.pop(op, []) + [op]
+        nxt = _chained_next(low, op)
+        if nxt is not None:
+            low.dot_chains[nxt] = chain
+            return  # lowered with the dot that reads its result
+        em = low.emitter_before(op)
+        pairs = [(_pack_bits(low, em, d.operands[0], kind), d.operands[1]) for d in chain]
+        tile_kernel(low, em, chain, kind, pairs)
         return
+    em = low.emitter_before(op)
     if _bf16_pairs(low, a, b, acc_elem):
         micro_kernel(low, em, op, pack_row_pairs(low, em, a), pack_column_pairs(low, em, b), acc_elem,
                      lambda k_em, av, bv, acc: k_em.emit(tcpu.DotBF16PairsOp(acc, av, bv)))
@@ -128,19 +138,53 @@ INT8_TILES = TileKind("ss", IntegerType(8), IntegerType(8), i32, 4)
 
 
 def _amx_kind(low, a, b, acc_elem, out_shape) -> TileKind | None:
-    """The AMX dot product this dot runs on (tile_kernel), or None: bf16 operands
-    accumulated in fp32 (`Config.amx`), or int8 ones in i32 (signed, as tt.dot's i8 is;
-    `Config.amx_int8`); M and N multiples of 16 (a tile's rows and 4-byte columns), K of a
+    """The AMX dot product this dot runs on (tile_kernel), or None (`tile_kind`)."""
+    return tile_kind(element_type(a.type), element_type(b.type), acc_elem, out_shape, shape_of(a)[-1],
+                     low.config.amx, low.config.amx_int8)
+
+
+def tile_kind(ea, eb, acc_elem, out_shape, K: int, amx: bool, amx_int8: bool) -> TileKind | None:
+    """The AMX dot product a dot of `ea` x `eb` accumulated in `acc_elem` runs on, or None:
+    bf16 operands accumulated in fp32 (`amx`), or int8 ones in i32 (signed, as tt.dot's i8
+    is; `amx_int8`); M and N multiples of 16 (a tile's rows and 4-byte columns), K of a
     tile row's elements (32 bf16, 64 int8)."""
-    ea, eb = element_type(a.type), element_type(b.type)
-    if low.config.amx and ea == eb == BFloat16Type() and acc_elem == Float32Type():
+    if amx and ea == eb == BFloat16Type() and acc_elem == Float32Type():
         kind = BF16_TILES
-    elif low.config.amx_int8 and ea == eb == IntegerType(8) and acc_elem == i32:
+    elif amx_int8 and ea == eb == IntegerType(8) and acc_elem == i32:
         kind = INT8_TILES
     else:
         return None
     M, N = out_shape[-2:]
-    return kind if M % TILE_ROWS == 0 and N % TILE_ROWS == 0 and shape_of(a)[-1] % kind.k_step == 0 else None
+    return kind if M % TILE_ROWS == 0 and N % TILE_ROWS == 0 and K % kind.k_step == 0 else None
+
+
+def _chained_next(low, op: Operation) -> Operation | None:
+    """The dot that runs as one tile kernel with AMX dot `op`, after it, or None: the next
+    dot in the same block, reading `op`'s result alone as its C0, on the same tiles, with
+    no memory write (nor region) between the two, so that `op`'s operands read there hold
+    what they held at `op` (unroll-tile-dot-loops makes such chains of a K loop's
+    iterations). Then each block of C is loaded and stored once for both."""
+    uses = list(op.results[0].uses)
+    if len(uses) != 1 or uses[0].index != 2:
+        return None
+    nxt = uses[0].operation
+    if nxt.name != "tt.dot" or nxt.parent is not op.parent or shape_of(nxt.results[0]) != shape_of(op.results[0]):
+        return None
+    # Both accumulate in their own type: a dot that rounds its sums (bf16 out) must not
+    # have one rounding for the two.
+    out_elem = element_type(op.results[0].type)
+    if element_type(nxt.results[0].type) != out_elem:
+        return None
+    kinds = {_amx_kind(low, d.operands[0], d.operands[1], out_elem, shape_of(d.results[0])) for d in (op, nxt)}
+    if len(kinds) != 1 or None in kinds:
+        return None
+    between = op.next_op
+    while between is not nxt:
+        if between.name != "tcpu.prefetch" and (  # a hint (prefetch-next-program's), else:
+                between.regions or get_effects(between) is None or has_effects(between, MemoryEffectKind.WRITE)):
+            return None
+        between = between.next_op
+    return nxt
 
 
 # An AMX tile is 16 rows of 64 bytes: 16 x 16 fp32 or i32 of C, 16 rows x 64 bytes along K
@@ -156,17 +200,24 @@ _C_TILES, _A_TILES, _B_TILES = (0, 1, 2, 3), (4, 5), (6, 7)
 TILE_PREFETCH_LOCALITY = 2
 
 
-def tile_kernel(low, em, op: Operation, kind: TileKind, a_buf, b):
-    """C = A @ B + C0 for `op` on AMX tiles (`kind`: bf16 or int8), from A's rows in a buffer
-    of their bit patterns ([.., M, K]) and B's value. C is accumulated (fp32 or i32) in a
-    buffer (C0's, in place, when nothing else reads it), panel by panel of 32 columns (16
-    where N is not a multiple of 32): each panel of B is first packed in groups along K
-    (pairs of bf16, quads of int8: the layout of a tile of B, `_pack_group_panel`) into a
-    small buffer, then every block of 2 x 2 tiles of the panel's C (32 x 32; one row of
-    tiles where M is not a multiple of 32) is loaded, takes one tile dot product per pair
-    of A and B tiles for each 64 bytes of K, and is stored back.
+def tile_kernel(low, em, chain: list, kind: TileKind, pairs: list):
+    """C = A @ B + C0 on AMX tiles (`kind`: bf16 or int8) for the dots of `chain`, each
+    one's C0 the result of the one before (_chained_next; usually a single dot): `pairs`
+    holds each dot's A rows, in a buffer of their bit patterns ([.., M, K]), and its B
+    value. C is accumulated (fp32 or i32) in a buffer (the first C0's, in place, when
+    nothing else reads it), panel by panel of 32 columns (16 where N is not a multiple of
+    32): the panel of every B is first packed in groups along K (pairs of bf16, quads of
+    int8: the layout of a tile of B, `_pack_group_panel`) into a small buffer, one after
+    the other along K, then every block of 2 x 2 tiles of the panel's C (32 x 32; one row
+    of tiles where M is not a multiple of 32) is loaded, takes one tile dot product per
+    pair of A and B tiles for each 64 bytes of K of each dot in turn, and is stored back.
     Packing panel by panel keeps it in the L1 and lets the core run the next panel's
     packing while the tile unit still works on the previous panel's products.
+
+    A block of C makes a round trip through the L1 per tile kernel, which costs as much as
+    the products when K is 64 bf16 (the tutorial's 128 x 256 x 64 matmul at 1024^3 ran
+    ~20% faster with every block of C kept at one address: a timing variant, wrong
+    results); a chain of two such dots takes the round trip once.
 
     tdpbf16ps flushes denormal inputs and results to zero, as vdpbf16ps does; its products
     are exact and summed in fp32 (the order of the sums within a 32-step group is the
@@ -174,23 +225,26 @@ def tile_kernel(low, em, op: Operation, kind: TileKind, a_buf, b):
     products and sums are exact, wrapping in i32 as the vector code's. The tile registers
     are configured before the panels and released after them: no tile state lives across
     other code."""
-    c0 = op.operands[2]
+    op = chain[-1]
+    c0 = chain[0].operands[2]
     out = op.results[0]
     shape = shape_of(out)
     batch, (M, N) = shape[:-2], shape[-2:]
-    K = a_buf.type.get_shape()[-1]
+    Ks = [a_buf.type.get_shape()[-1] for a_buf, _ in pairs]
     acc_elem = kind.acc
     # C0 = +0.0 everywhere (the first iteration of a K loop, peeled): the tiles start from
     # tilezero, and the buffer is only written (by the tile stores).
     zero_init = _positive_zeros(c0)
     c_buf = low.alloc_buffer(TensorType(acc_elem, shape)) if zero_init else \
-        _accumulator(low, em, c0, acc_elem, element_type(out.type), (a_buf,))
+        _accumulator(low, em, c0, acc_elem, element_type(out.type), tuple(a for a, _ in pairs))
     MT = 2 if M % (2 * TILE_ROWS) == 0 else 1
     NT = 2 if N % (2 * TILE_ROWS) == 0 else 1
     BM, BN = MT * TILE_ROWS, NT * TILE_ROWS
-    # A panel row holds BN columns of 4 bytes: 2 * BN i16 (bf16 pairs or two int8 pairs).
-    panel = low.alloc_buffer(TensorType(IntegerType(16), (K // kind.group, 2 * BN)))
-    prefetches = low.spread_prefetches.pop(op, [])
+    # A panel row holds BN columns of 4 bytes: 2 * BN i16 (bf16 pairs or two int8 pairs);
+    # dot i's rows start at row `first_rows[i]`.
+    first_rows = [sum(Ks[:i]) // kind.group for i in range(len(Ks))]
+    panel = low.alloc_buffer(TensorType(IntegerType(16), (sum(Ks) // kind.group, 2 * BN)))
+    prefetches = [p for d in chain for p in low.spread_prefetches.pop(d, [])]
     blocks = (M // BM) * (N // BN)
 
     def block(e, pre, i0, j0):
@@ -206,26 +260,28 @@ def tile_kernel(low, em, op: Operation, kind: TileKind, a_buf, b):
             else:
                 _tile_move(e, tcpu.TileLoadOp, t, c_buf, pre + (r, c))
 
-        def step(k_em, k, _):
-            for m, r in enumerate(rows):
-                _tile_move(k_em, tcpu.TileLoadOp, _A_TILES[m], a_buf, pre + (r, k))
-            kp = k_em.idx_div_rem(k, kind.group, 0)
-            for n in range(NT):
-                _tile_move(k_em, tcpu.TileLoadOp, _B_TILES[n], panel, (kp, 2 * n * TILE_ROWS))
-            for m in range(MT):
+        for (a_buf, _), K, row0 in zip(pairs, Ks, first_rows):
+            def step(k_em, k, _, a_buf=a_buf, row0=row0):
+                for m, r in enumerate(rows):
+                    _tile_move(k_em, tcpu.TileLoadOp, _A_TILES[m], a_buf, pre + (r, k))
+                kp = k_em.idx_add(k_em.idx_div_rem(k, kind.group, 0), row0)
                 for n in range(NT):
-                    k_em.emit(tcpu.TileDotOp(kind.dot, _C_TILES[m * 2 + n], _A_TILES[m], _B_TILES[n]))
-            return []
-        e.for_loop(0, K, kind.k_step, [], step)
+                    _tile_move(k_em, tcpu.TileLoadOp, _B_TILES[n], panel, (kp, 2 * n * TILE_ROWS))
+                for m in range(MT):
+                    for n in range(NT):
+                        k_em.emit(tcpu.TileDotOp(kind.dot, _C_TILES[m * 2 + n], _A_TILES[m], _B_TILES[n]))
+                return []
+            e.for_loop(0, K, kind.k_step, [], step)
         for t, r, c in c_tiles:
             _tile_move(e, tcpu.TileStoreOp, t, c_buf, pre + (r, c))
 
     def column(e, idx):
         pre, j0 = idx[:-1], idx[-1]
-        _pack_group_panel(low, e, kind, b, b_bits, pre, j0, BN, panel)
+        for (_, b), read_b, row0 in zip(pairs, b_bits, first_rows):
+            _pack_group_panel(low, e, kind, b, read_b, pre, j0, BN, panel, row0)
         e.for_loop(0, M, BM, [], lambda m_em, i0, _: block(m_em, pre, i0, j0) or [])
 
-    b_bits = _bit_reader(low, em, b, kind)
+    b_bits = [_bit_reader(low, em, b, kind) for _, b in pairs]
     em.emit(tcpu.TileConfigOp())
     if prefetches and batch:  # hints.py hands only 2-D tiles to a dot; kept general
         for ptr, pstep in prefetches:
@@ -272,13 +328,13 @@ def _tile_move(e, op_class, tile: int, ref, idx):
     e.emit(op_class(tile, ref, [e.as_ssa_index(i) for i in idx]))
 
 
-def _pack_group_panel(low, e, kind: TileKind, b: SSAValue, bits, pre, j0, width: int, panel):
+def _pack_group_panel(low, e, kind: TileKind, b: SSAValue, bits, pre, j0, width: int, panel, row0: int = 0):
     """Columns [j0, j0 + width) of B ([.., K, N], batch indices `pre`; `bits` reads its bit
-    patterns, _bit_reader) into `panel` (i16 [K / g, 2 * width], g = kind.group) in groups
-    of g along K: row q holds B[g*q, j] .. B[g*q + g - 1, j] for each column j in turn, the
-    operand layout of a B tile. Each chunk of columns is one load of each of the g rows
-    and g - 1 interleaving shuffles (int8: rows paired by bytes, then the pairs by 16-bit
-    lanes)."""
+    patterns, _bit_reader) into `panel` (i16 [K / g, 2 * width] from row `row0`, g =
+    kind.group) in groups of g along K: row row0 + q holds B[g*q, j] .. B[g*q + g - 1, j]
+    for each column j in turn, the operand layout of a B tile. Each chunk of columns is one
+    load of each of the g rows and g - 1 interleaving shuffles (int8: rows paired by bytes,
+    then the pairs by 16-bit lanes)."""
     K = shape_of(b)[-2]
     vl = gcd(low.vector_length(shape_of(b), [b]), width)
     i16 = IntegerType(16)
@@ -298,7 +354,7 @@ def _pack_group_panel(low, e, kind: TileKind, b: SSAValue, bits, pre, j0, width:
                 pairs = [k_em.emit(tcpu.BitcastOp(interleave(k_em, rows[r], rows[r + 1], vl, kind.bits),
                                                   vector_type(i16, vl))) for r in (0, 2)]
                 out = interleave(k_em, pairs[0], pairs[1], vl, i16)
-            k_em.store_buffer(out, panel, (q, 2 * c))
+            k_em.store_buffer(out, panel, (k_em.idx_add(q, row0), 2 * c))
         return []
     e.for_loop(0, K // kind.group, 1, [], row_group)
 
