@@ -270,3 +270,114 @@ def test_driver_refuses_a_tile_kernel_without_the_permission(monkeypatch):
         CPUUtils().load_binary(k.name, k.kernel, 0, 0)
     plain = dot_kernel[(1,)](a, b, None, d, M=16, N=16, K=16, ACC=False, TRANS_A=False, TRANS_B=False)
     CPUUtils().load_binary(plain.name, plain.kernel, 0, 0)  # no tiles: loads
+
+
+@triton.jit
+def k_loop_kernel(a_ptr, b_ptr, c_ptr, d_ptr, K, stride_a, M: tl.constexpr, N: tl.constexpr,
+                  BLOCK_K: tl.constexpr, CLOBBER: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.load(c_ptr + rm[:, None] * N + rn[None, :])
+    for k in range(0, K, BLOCK_K):  # unmasked: A and B hold more blocks than the loop reads
+        a_tile = a_ptr + rm[:, None] * stride_a + (k + rk)[None, :]
+        a = tl.load(a_tile)
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+        if CLOBBER:  # A's block, once read, is zeroed: a dot evaluated later would see zeros
+            tl.store(a_tile, tl.zeros_like(a))
+    tl.store(d_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def _k_loop_ttcir(tmp_path, monkeypatch, a, b, c, d, K, block_k, clobber) -> str:
+    """Runs k_loop_kernel and returns the TTCIR it compiled to."""
+    from triton import knobs
+    monkeypatch.setattr(knobs.compilation, "always_compile", True)
+    monkeypatch.setattr(knobs.compilation, "dump_ir", True)
+    monkeypatch.setattr(knobs.cache, "dump_dir", str(tmp_path))
+    k_loop_kernel.device_caches.clear()  # compiled again even for a specialization run before
+    k_loop_kernel[(1,)](a, b, c, d, K, a.stride(0), M=c.shape[0], N=c.shape[1], BLOCK_K=block_k, CLOBBER=clobber)
+    return "".join(p.read_text() for p in tmp_path.rglob("*.ttcir"))
+
+
+def _k_loop_operands(M, N, K, block_k, seed, make):
+    """A (M x KA) and B (KA x N) with four blocks more than the loop's ceil(K / block_k)
+    (an iteration too many would add them), and how many columns of A the loop reads."""
+    read = -(-K // block_k) * block_k
+    g = torch.Generator().manual_seed(seed)
+    return make((M, read + 4 * block_k), g), make((read + 4 * block_k, N), g), read
+
+
+@needs_amx
+@pytest.mark.parametrize("block_k, chain", [(32, 4), (64, 2)])
+@pytest.mark.parametrize("K", [0, 40, 64, 200, 256, 480])
+@pytest.mark.parametrize("clobber", [False, True])
+def test_bf16_k_loop_runs_chains_of_iterations(tmp_path, monkeypatch, block_k, chain, K, clobber):
+    """A K loop over bf16 blocks of 32 or 64 (unroll-tile-dot-loops): unrolled into chains
+    of 4 or 2 iterations, each chain one tile kernel (a loop of chains and one for the
+    iterations left: two tile_configs in the TTCIR), over trip counts of 0 to 15. With a
+    store between the iterations' dots (CLOBBER zeroes each block of A after its dot) the
+    dots stay one kernel each, and each reads A before it is zeroed."""
+    M, N = 32, 64
+    a, b, read = _k_loop_operands(M, N, K, block_k, K + block_k, lambda s, g: torch.randn(s, generator=g).bfloat16())
+    c = torch.randn(M, N)
+    d = torch.empty(M, N)
+    a_in = a.clone()
+    ttcir = _k_loop_ttcir(tmp_path, monkeypatch, a, b, c, d, K, block_k, clobber)
+    _check(d, a_in[:, :read], b[:read], c)
+    assert ttcir.count('"tcpu.tile_config"') == (chain + 1 if clobber else 2)
+    if clobber:
+        assert not a[:, :read].any() and torch.equal(a[:, read:], a_in[:, read:])
+
+
+@pytest.mark.skipif(not AMX_INT8, reason="the host has no AMX-INT8 tiles, or Linux refused the tile state")
+@pytest.mark.parametrize("K", [0, 64, 320, 1000])
+def test_int8_k_loop_runs_chains_of_iterations(tmp_path, monkeypatch, K):
+    """int8 blocks of 64 along K: chains of 4 iterations, exactly torch's integer product."""
+    M, N = 32, 32
+    a, b, read = _k_loop_operands(
+        M, N, K, 64, K, lambda s, g: torch.randint(-128, 128, s, generator=g, dtype=torch.int32).to(torch.int8))
+    c = torch.randint(-2**20, 2**20, (M, N), dtype=torch.int32)
+    d = torch.empty(M, N, dtype=torch.int32)
+    ttcir = _k_loop_ttcir(tmp_path, monkeypatch, a, b, c, d, K, 64, False)
+    assert torch.equal(d, (a[:, :read].long() @ b[:read].long() + c.long()).to(torch.int32))
+    assert ttcir.count('"tcpu.tile_config"') == 2
+
+
+@triton.jit
+def k_loop_max_kernel(a_ptr, b_ptr, d_ptr, m_ptr, K, M: tl.constexpr, N: tl.constexpr, BLOCK_K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((M, N), dtype=tl.float32)
+    top = tl.full((M, BLOCK_K), float("-inf"), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        e = tl.exp(tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :]).to(tl.float32))
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(e.to(tl.bfloat16), b, acc)
+        top = tl.maximum(top, e)  # an exp read twice: computed into a buffer where it is defined
+    tl.store(d_ptr + rm[:, None] * N + rn[None, :], acc)
+    tl.store(m_ptr + rm[:, None] * BLOCK_K + rk[None, :], top)
+
+
+@needs_amx
+def test_bf16_k_loop_chain_with_a_buffer_filled_between(tmp_path, monkeypatch):
+    """A K loop whose dot's A, an exp, also feeds an elementwise maximum: each iteration's
+    exp goes to a buffer where it is computed, a loop nest that the conversion puts
+    between the chain's dots; the chain, decided before, still runs as one tile kernel, on
+    the right values."""
+    from triton import knobs
+    monkeypatch.setattr(knobs.compilation, "always_compile", True)
+    monkeypatch.setattr(knobs.compilation, "dump_ir", True)
+    monkeypatch.setattr(knobs.cache, "dump_dir", str(tmp_path))
+    M, N, BK, K = 32, 32, 64, 320
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(M, K, generator=g).bfloat16()
+    b = torch.randn(K, N, generator=g).bfloat16()
+    d = torch.empty(M, N)
+    m = torch.empty(M, BK)
+    k_loop_max_kernel[(1,)](a, b, d, m, K, M=M, N=N, BLOCK_K=BK)
+    e = a.float().exp()
+    _check(d, e.bfloat16(), b)
+    torch.testing.assert_close(m, e.reshape(M, K // BK, BK).amax(1), rtol=1e-6, atol=0)
+    assert "".join(p.read_text() for p in tmp_path.rglob("*.ttcir")).count('"tcpu.tile_config"') == 2

@@ -24,7 +24,9 @@ def available_passes():
     from triton_cpu.transforms.split_row_tiles import SplitRowTiles
     from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
     from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
+    from triton_cpu.transforms.unroll_tile_dot_loops import UnrollTileDotLoops
     passes = [InlinePTXMath, UniformLoopIncrements, PeelAccumulatorLoops, TransposeColumnTiles, SplitRowTiles,
+              UnrollTileDotLoops,
               PrefetchNextProgram, ConvertTritonToTCPU, SplitBoundCheckLoops,
               InsertBoundsChecks, ScopedCSE,
               CommonSubexpressionElimination, DeadCodeElimination]
