@@ -401,3 +401,60 @@ tt.func public @gather_into_dot(%idx: !tt.ptr<i32> {tt.divisibility = 16 : i32},
   tt.store %op, %d : tensor<16x16x!tt.ptr<f32>>
   tt.return
 }
+
+// The same loop unrolled by two (unroll-tile-dot-loops): the offset advances twice per
+// iteration, and the second copy reads it after one advance. Each copy's next tile is
+// computed from the offset's next value (both advances cloned, then the second copy's own).
+// CHECK-LABEL: tt.func public @unrolled_k_loop
+// CHECK: scf.for %{{.*}} iter_args(%[[OA:.*]] = %{{.*}}, %{{.*}} = %{{.*}})
+// CHECK: %[[A0:.*]] = tt.load
+// CHECK-NEXT: %[[N1:.*]] = arith.addi %[[OA]], %[[SA:[a-z0-9_]+]] : i64
+// CHECK-NEXT: %[[N2:.*]] = arith.addi %[[N1]], %[[SA]] : i64
+// CHECK-NEXT: %[[S0:.*]] = tt.splat %[[N2]]
+// CHECK-NEXT: %[[P0:.*]] = tt.addptr %{{.*}}, %[[S0]]
+// CHECK-NEXT: "tcpu.prefetch"(%[[P0]]) <{spread}>
+// CHECK-NEXT: %[[D0:.*]] = tt.dot %[[A0]]
+// CHECK: %[[A1:.*]] = tt.load
+// CHECK-NEXT: %[[M1:.*]] = arith.addi %[[OA]], %[[SA]] : i64
+// CHECK-NEXT: %[[M2:.*]] = arith.addi %[[M1]], %[[SA]] : i64
+// CHECK-NEXT: %[[M3:.*]] = arith.addi %[[M2]], %[[SA]] : i64
+// CHECK-NEXT: %[[S1:.*]] = tt.splat %[[M3]]
+// CHECK-NEXT: %[[P1:.*]] = tt.addptr %{{.*}}, %[[S1]]
+// CHECK-NEXT: "tcpu.prefetch"(%[[P1]]) <{spread}>
+// CHECK-NEXT: tt.dot %[[A1]], %{{.*}}, %[[D0]]
+tt.func public @unrolled_k_loop(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %b: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %c: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %k: i32) {
+  %r16 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %r32 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %c32 = arith.constant dense<32> : tensor<16x1xi32>
+  %am = tt.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %ams = arith.muli %am, %c32 : tensor<16x1xi32>
+  %amb = tt.broadcast %ams : tensor<16x1xi32> -> tensor<16x32xi32>
+  %ak = tt.expand_dims %r32 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %akb = tt.broadcast %ak : tensor<1x32xi32> -> tensor<16x32xi32>
+  %aoff = arith.addi %amb, %akb : tensor<16x32xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<16x32x!tt.ptr<f32>>
+  %ta = tt.addptr %as, %aoff : tensor<16x32x!tt.ptr<f32>>, tensor<16x32xi32>
+  %bs = tt.splat %b : !tt.ptr<f32> -> tensor<32x16x!tt.ptr<f32>>
+  %w = tt.load %bs : tensor<32x16x!tt.ptr<f32>>
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %c0 = arith.constant 0 : i32
+  %c2 = arith.constant 2 : i32
+  %c0_64 = arith.constant 0 : i64
+  %sa = arith.constant 32 : i64
+  %res:2 = scf.for %i = %c0 to %k step %c2 iter_args(%oa = %c0_64, %acc = %zero) -> (i64, tensor<16x16xf32>) : i32 {
+    %soa = tt.splat %oa : i64 -> tensor<16x32xi64>
+    %pa = tt.addptr %ta, %soa : tensor<16x32x!tt.ptr<f32>>, tensor<16x32xi64>
+    %va = tt.load %pa : tensor<16x32x!tt.ptr<f32>>
+    %d = tt.dot %va, %w, %acc : tensor<16x32xf32> * tensor<32x16xf32> -> tensor<16x16xf32>
+    %o1 = arith.addi %oa, %sa : i64
+    %soa1 = tt.splat %o1 : i64 -> tensor<16x32xi64>
+    %pa1 = tt.addptr %ta, %soa1 : tensor<16x32x!tt.ptr<f32>>, tensor<16x32xi64>
+    %va1 = tt.load %pa1 : tensor<16x32x!tt.ptr<f32>>
+    %d1 = tt.dot %va1, %w, %d : tensor<16x32xf32> * tensor<32x16xf32> -> tensor<16x16xf32>
+    %o2 = arith.addi %o1, %sa : i64
+    scf.yield %o2, %d1 : i64, tensor<16x16xf32>
+  }
+  %cs = tt.splat %c : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  tt.store %cs, %res#1 : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}

@@ -48,8 +48,9 @@ next iteration's tile during this iteration's dot: the prefetch goes right befor
 marked `spread`, and the dot's lowering issues its lines a few per micro-tile (all at
 once they stalled the packing and evicted the packed operands: 2-4% slower, measured).
 Its address may use loop-carried offsets that each iteration advances by a loop-invariant
-step (uniform-loop-increments' form of `a_ptrs += BLOCK_K * stride`); the next values are
-computed ahead. No wrap into the next program. Zen 3, 2 threads, tutorial 03's kernel,
+step (uniform-loop-increments' form of `a_ptrs += BLOCK_K * stride`), or by a chain of such
+steps (a loop unroll-tile-dot-loops unrolled, whose later copies read the offset after some
+of them); the next values are computed ahead. No wrap into the next program. Zen 3, 2 threads, tutorial 03's kernel,
 alternating processes: 2048^3 fp32 (64 x 128 x 32) 106-108 -> 103-106 ms, (64 x 64 x 32)
 115-118 -> 107-109 ms; 1024^3 bf16 13.3-14.0 -> 12.5-12.8 ms; 1024^3 fp32 unchanged.
 
@@ -251,26 +252,37 @@ class PrefetchNextProgram(ModulePass):
                                 done.append((inner.ptr.type, split_offset(axis, inner.ptr)))
 
 
+_MAX_ADVANCES = 8  # steps in a chain of loop-carried advances (_uniform_carried)
+
+
 def _defined_outside(loop: Operation, v: SSAValue) -> bool:
     return not loop.is_ancestor(v.block.parent_op() if isinstance(v, BlockArgument) else v.owner)
 
 
-def _uniform_carried(loop: Operation) -> dict[BlockArgument, Operation]:
-    """The loop-carried scalars of `loop` that each iteration advances by a value defined
-    outside it (`arg + step`, `addptr(arg, step)`: uniform-loop-increments' offsets),
-    each with the op that computes its next value from it."""
+def _uniform_carried(loop: Operation) -> dict[BlockArgument, list[Operation]]:
+    """The loop-carried scalars of `loop` that each iteration advances by values defined
+    outside it (`arg + step`, `addptr(arg, step)`: uniform-loop-increments' offsets; a
+    chain of such steps in a loop unroll-tile-dot-loops unrolled), each with the ops that
+    compute its next value from it, in order."""
     body = loop.regions[0].blocks[0]
     out = {}
     for arg, y in zip(body.args[1:], body.last_op.operands):
-        op = y.owner
-        if isinstance(arg.type, TensorType) or not isinstance(op, Operation) \
-                or op.name not in ("arith.addi", "tt.addptr"):
+        if isinstance(arg.type, TensorType):
             continue
-        x, d = op.operands
-        if op.name == "arith.addi" and d is arg:
-            x, d = d, x
-        if x is arg and _defined_outside(loop, d):
-            out[arg] = op
+        chain, v = [], y
+        while v is not arg and len(chain) < _MAX_ADVANCES:
+            op = v.owner
+            if not isinstance(op, Operation) or op.name not in ("arith.addi", "tt.addptr"):
+                break
+            x, d = op.operands
+            if op.name == "arith.addi" and _defined_outside(loop, x):
+                x, d = d, x
+            if not _defined_outside(loop, d):
+                break
+            chain.insert(0, op)
+            v = x
+        if v is arg and chain:
+            out[arg] = chain
     return out
 
 
@@ -378,8 +390,8 @@ def _next_dot_iteration(load: Operation, loop: Operation, mapping: dict, insert)
     if not used and not uses_iv:
         return None
     for arg, advance in used.items():
-        _clone([advance], mapping, insert)
-        mapping[arg] = mapping[advance.results[0]]
+        _clone(advance, mapping, insert)
+        mapping[arg] = mapping[advance[-1].results[0]]
     if uses_iv:
         mapping[iv] = insert(arith.AddiOp(iv, loop.operands[2]))
     return ops
