@@ -11,7 +11,8 @@ interpreter (TRITON_INTERPRET=1) on the same inputs; any difference is a finding
 Kernel i comes from seed i alone (same source, same inputs). Each kernel is a list of
 statements built by a typed generator (loads with several addressing modes, elementwise ops
 with broadcasting, casts and bitcasts, reductions and scans, shape ops, tl.dot, `for` loops
-carrying tensors, `if` on scalars) and ends with stores of the values nothing else used.
+carrying tensors, a matmul's K loop of int8 dots, `if` on scalars) and ends with stores of
+the values nothing else used.
 A fifth of the seeds (ROWS_FAMILY) build an Inductor-shaped kernel instead
 (Gen.generate_rows): masked [X, R] row tiles of up to 16 x 1024, gathers through an index
 load, row reductions broadcast back, a row cumsum.
@@ -1325,6 +1326,40 @@ class Gen:
             if is_float(init.dt) and (not init.exact or not res.exact) else init.acc)
         return self.add(node, [V(c, init.dt, init.sh, acc)])
 
+    def op_dot_loop(self):
+        """A matmul's K loop: an int32 accumulator carried through one int8 tl.dot per
+        iteration, over that iteration's tiles (exact). On a host with AMX-INT8 the dot runs
+        on tiles and the loop is unrolled into chains of 4 or 2 iterations (K = 64, 128)
+        that run as one tile kernel (unroll-tile-dot-loops); elsewhere on vector code."""
+        r = self.r
+        M, N, K = r.choice([16, 32, 64]), r.choice([16, 32, 64]), r.choice([64, 128])
+        ty = ("int32", (M, N))
+        init = self.pick(lambda v: (v.dt, v.sh) == ty and v.acc[0] == "exact", p=0.5)
+        if init is None:
+            init = self.expr("tl.zeros((%d, %d), tl.int32)" % (M, N), [], "int32", (M, N), "prop", ["dotloop.zero"])
+        c, iv = self.name("c"), self.name("i")
+        bound = str(r.randint(1, 4))
+        deps = [init.name]
+        dyn = self.pick(lambda v: v.sh == () and is_int(v.dt) and v.exact, p=0.5)
+        if dyn is not None and r.random() < 0.5:
+            bound = "(({1}).to(tl.int32) & 3)"
+            deps.append(dyn.name)
+        self.in_loop += 1
+        old_iv = getattr(self, "loop_iv", None)
+        self.loop_iv = iv
+        carried = V(c, "int32", (M, N), init.acc)
+        blk, saved = self.sub_block(0, [carried])
+        a = self.load("int8", (M, K), mode=r.choice(["iter", "iter", "iter_wrapped"]))
+        b = self.load("int8", (K, N), mode=r.choice(["iter", "iter", "contig"]))
+        res = self.expr("tl.dot({0}, {1}, acc={2})", [a, b, carried], "int32", (M, N), ("red", K + 1, "fp32"),
+                        ["dotloop.int8"])
+        self.end_block(blk, saved, res)
+        self.in_loop -= 1
+        self.loop_iv = old_iv
+        node = Node("loop", [c], [ty], deps, "range(0, %s)" % bound, rule="prop", tags=["dotloop"],
+                    blocks=[blk], extra={"iv": iv})
+        return self.add(node, [V(c, "int32", (M, N), init.acc)])
+
     def op_if(self):
         r = self.r
         kind = r.choice(["scalar", "scalar", "reduction", "pid"])
@@ -1362,10 +1397,11 @@ class Gen:
         return self.add(node, [V(out, ty[0], ty[1], acc)])
 
     OPS = [("load", 6), ("binary", 20), ("compare_where", 8), ("unary", 11), ("cast", 9), ("reduce", 9),
-           ("scan", 5), ("shape", 11), ("dot", 3), ("gather_load", 3), ("loop", 4), ("if", 4), ("arange", 1)]
+           ("scan", 5), ("shape", 11), ("dot", 3), ("gather_load", 3), ("loop", 4), ("if", 4), ("arange", 1),
+           ("dot_loop", 1)]
 
     def one_op(self, nested=False):
-        ops = [(n, w) for n, w in self.OPS if not (nested and n in ("loop", "if", "dot"))]
+        ops = [(n, w) for n, w in self.OPS if not (nested and n in ("loop", "if", "dot", "dot_loop"))]
         total = sum(w for _, w in ops)
         x = self.r.uniform(0, total)
         for n, w in ops:

@@ -31,10 +31,14 @@ dot must not become one after the chain) and eligible for AMX tiles (dot.tile_ki
 U = the number of iterations that make a chain's A rows _CHAIN_ROW_BYTES long, at most
 as many as keep the chain's A buffers within _CHAIN_A_BYTES (the L1); no unroll below 2.
 
-Measured (2-core Intel Xeon with AMX, tutorial 03's kernel, bf16 1024^3, 128 x 256 blocks,
-separate processes alternating): BLOCK_K = 128 took 1.87 ms against 2.05 ms for 64 after a
-cache flush (1.47 against 1.76 warm); BLOCK_K = 256 2.31 ms (its 64 KiB A buffer no longer
-in the L1), BLOCK_K = 32 2.96 ms.
+Measured (2-core Intel Xeon with AMX, tutorial 03's kernel, bf16 1024^3, 128 x 256 blocks):
+before this pass, BLOCK_K = 128 took 1.81-1.92 ms against 2.05-2.18 ms for 64 after a
+256 MiB cache flush, 1.37-1.51 against 1.73-1.84 warm; 256 was slower again (2.25-2.36 ms:
+its 64 KiB A buffer out of the L1), 32 much slower (2.89-3.10). With it, against the same
+kernel with a store between its iterations (no chain), one process, ratios pair by pair:
+1.22x warm, neutral after a 960 MiB flush, where the misses on the operands dominate; 32
+runs as fast as 128. int8, 128 x 256 x 64: 1.69-1.75 -> 1.09-1.14 ms warm (README,
+Benchmarks).
 """
 from dataclasses import dataclass
 from math import prod
