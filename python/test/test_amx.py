@@ -289,15 +289,20 @@ def k_loop_kernel(a_ptr, b_ptr, c_ptr, d_ptr, K, stride_a, M: tl.constexpr, N: t
     tl.store(d_ptr + rm[:, None] * N + rn[None, :], acc)
 
 
-def _k_loop_ttcir(tmp_path, monkeypatch, a, b, c, d, K, block_k, clobber) -> str:
-    """Runs k_loop_kernel and returns the TTCIR it compiled to."""
+def _ttcir(tmp_path, monkeypatch, kernel, grid, *args, **kwargs) -> str:
+    """Runs `kernel` (compiled again) and returns the TTCIR it compiled to."""
     from triton import knobs
     monkeypatch.setattr(knobs.compilation, "always_compile", True)
     monkeypatch.setattr(knobs.compilation, "dump_ir", True)
     monkeypatch.setattr(knobs.cache, "dump_dir", str(tmp_path))
-    k_loop_kernel.device_caches.clear()  # compiled again even for a specialization run before
-    k_loop_kernel[(1,)](a, b, c, d, K, a.stride(0), M=c.shape[0], N=c.shape[1], BLOCK_K=block_k, CLOBBER=clobber)
+    kernel.device_caches.clear()  # compiled again even for a specialization run before
+    kernel[grid](*args, **kwargs)
     return "".join(p.read_text() for p in tmp_path.rglob("*.ttcir"))
+
+
+def _k_loop_ttcir(tmp_path, monkeypatch, a, b, c, d, K, block_k, clobber) -> str:
+    return _ttcir(tmp_path, monkeypatch, k_loop_kernel, (1,), a, b, c, d, K, a.stride(0), M=c.shape[0],
+                  N=c.shape[1], BLOCK_K=block_k, CLOBBER=clobber)
 
 
 def _k_loop_operands(M, N, K, block_k, seed, make):
@@ -366,18 +371,47 @@ def test_bf16_k_loop_chain_with_a_buffer_filled_between(tmp_path, monkeypatch):
     exp goes to a buffer where it is computed, a loop nest that the conversion puts
     between the chain's dots; the chain, decided before, still runs as one tile kernel, on
     the right values."""
-    from triton import knobs
-    monkeypatch.setattr(knobs.compilation, "always_compile", True)
-    monkeypatch.setattr(knobs.compilation, "dump_ir", True)
-    monkeypatch.setattr(knobs.cache, "dump_dir", str(tmp_path))
     M, N, BK, K = 32, 32, 64, 320
     g = torch.Generator().manual_seed(3)
     a = torch.randn(M, K, generator=g).bfloat16()
     b = torch.randn(K, N, generator=g).bfloat16()
     d = torch.empty(M, N)
     m = torch.empty(M, BK)
-    k_loop_max_kernel[(1,)](a, b, d, m, K, M=M, N=N, BLOCK_K=BK)
+    ttcir = _ttcir(tmp_path, monkeypatch, k_loop_max_kernel, (1,), a, b, d, m, K, M=M, N=N, BLOCK_K=BK)
     e = a.float().exp()
     _check(d, e.bfloat16(), b)
     torch.testing.assert_close(m, e.reshape(M, K // BK, BK).amax(1), rtol=1e-6, atol=0)
-    assert "".join(p.read_text() for p in tmp_path.rglob("*.ttcir")).count('"tcpu.tile_config"') == 2
+    assert ttcir.count('"tcpu.tile_config"') == 2
+
+
+@triton.jit
+def persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    tiles_n = tl.cdiv(N, BN)
+    tiles = tl.cdiv(M, BM) * tiles_n
+    for t in range(tl.program_id(0), tiles, tl.num_programs(0)):  # a persistent loop over C's tiles
+        rm = (t // tiles_n) * BM + tl.arange(0, BM)
+        rn = (t % tiles_n) * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :], mask=(rm[:, None] < M) & (k + rk < K)[None, :],
+                        other=0.0)
+            b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :], mask=(k + rk < K)[:, None] & (rn[None, :] < N),
+                        other=0.0)
+            acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@needs_amx
+@pytest.mark.parametrize("M, N, K", [(96, 80, 232), (64, 64, 32)])
+def test_bf16_persistent_matmul_k_loops(tmp_path, monkeypatch, M, N, K):
+    """A K loop inside a persistent loop over tiles, unrolled where it stands (a loop of
+    chains and one for the iterations left: two tile kernels), ragged on every axis, 3
+    programs over more tiles than programs."""
+    g = torch.Generator().manual_seed(M + N + K)
+    a = torch.randn(M, K, generator=g).bfloat16()
+    b = torch.randn(K, N, generator=g).bfloat16()
+    c = torch.empty(M, N)
+    ttcir = _ttcir(tmp_path, monkeypatch, persistent_kernel, (3,), a, b, c, M, N, K, BM=32, BN=32, BK=32)
+    assert ttcir.count('"tcpu.tile_config"') == 2
+    _check(c, a, b)
