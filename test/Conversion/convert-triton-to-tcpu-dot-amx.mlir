@@ -100,26 +100,31 @@ tt.func public @dot_int8(%a: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %o: !tt.p
 }
 
 // Two dots, the second reading the first's result alone, nothing written between them
-// (unroll-tile-dot-loops' chain): one tile kernel. Both panels of B are packed into one
-// buffer (rows 0..15 and 16..31), then each block of C is loaded once, takes the products
-// of the first dot's A and of the second's in turn, and is stored once.
+// (unroll-tile-dot-loops' chain): one tile kernel. Both A blocks are copied side by side
+// along K into one buffer (columns 0..31 and 32..63) and both panels of B into one buffer
+// (rows 0..15 and 16..31); each block of C is loaded once, takes the products of the
+// chain's 64 steps of K in one loop (two steps of 32), and is stored once.
 // CHECK-LABEL: func.func public @chained_dots
 // CHECK-DAG: %[[PANEL:.*]] = memref.alloca() {{.*}} : memref<32x64xi16>
 // CHECK-DAG: %[[C:.*]] = memref.alloca() {{.*}} : memref<32x32xf32>
+// CHECK-DAG: %[[A:.*]] = memref.alloca() {{.*}} : memref<32x64xi16>
+// CHECK: vector.store {{.*}}, %[[A]][%{{.*}}, %{{.*}}] : memref<32x64xi16>, vector<32xi16>
+// CHECK: %[[COL:.*]] = arith.constant 32 : index
+// CHECK-NEXT: vector.store {{.*}}, %[[A]][%{{.*}}, %[[COL]]] : memref<32x64xi16>, vector<32xi16>
 // CHECK: "tcpu.tile_config"()
 // CHECK-NOT: "tcpu.tile_config"()
 // CHECK: vector.store {{.*}}, %[[PANEL]]
 // CHECK: vector.store {{.*}}, %[[PANEL]]
 // CHECK: "tcpu.tile_load"(%[[C]], {{.*}}) <{tile = 0 : i32}>
 // CHECK-COUNT-3: "tcpu.tile_load"(%[[C]],
-// CHECK: scf.for
-// CHECK: "tcpu.tile_load"(%[[A0:[0-9]+]], {{.*}}) <{tile = 4 : i32}>
+// CHECK: %[[K64:.*]] = arith.constant 64 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[K64]] step %{{.*}} {
+// CHECK: "tcpu.tile_load"(%[[A]], {{.*}}) <{tile = 4 : i32}>
+// CHECK: "tcpu.tile_load"(%[[PANEL]], {{.*}}) <{tile = 6 : i32}>
 // CHECK: "tcpu.tile_dot"() <{kind = "bf16", acc = 3 : i32, a = 5 : i32, b = 7 : i32}>
-// CHECK: scf.for
-// CHECK-NOT: "tcpu.tile_load"(%[[A0]],
-// CHECK: "tcpu.tile_load"(%{{.*}}, {{.*}}) <{tile = 4 : i32}>
-// CHECK: "tcpu.tile_dot"() <{kind = "bf16", acc = 3 : i32, a = 5 : i32, b = 7 : i32}>
-// CHECK-COUNT-4: "tcpu.tile_store"(%[[C]],
+// CHECK-NEXT: }
+// CHECK-NEXT: "tcpu.tile_store"(%[[C]],
+// CHECK-COUNT-3: "tcpu.tile_store"(%[[C]],
 // CHECK: "tcpu.tile_release"()
 // CHECK-NOT: "tcpu.tile_config"()
 // CHECK: func.return

@@ -101,8 +101,7 @@ def lower_dot(low, op: Operation):
             low.dot_chains[nxt] = chain
             return  # lowered with the dot that reads its result
         em = low.emitter_before(op)
-        pairs = [(_pack_bits(low, em, d.operands[0], kind), d.operands[1]) for d in chain]
-        tile_kernel(low, em, chain, kind, pairs)
+        tile_kernel(low, em, chain, kind, _pack_chain_bits(low, em, [d.operands[0] for d in chain], kind))
         return
     em = low.emitter_before(op)
     if _bf16_pairs(low, a, b, acc_elem):
@@ -200,17 +199,18 @@ _C_TILES, _A_TILES, _B_TILES = (0, 1, 2, 3), (4, 5), (6, 7)
 TILE_PREFETCH_LOCALITY = 2
 
 
-def tile_kernel(low, em, chain: list, kind: TileKind, pairs: list):
+def tile_kernel(low, em, chain: list, kind: TileKind, a_buf):
     """C = A @ B + C0 on AMX tiles (`kind`: bf16 or int8) for the dots of `chain`, each
-    one's C0 the result of the one before (_chained_next; usually a single dot): `pairs`
-    holds each dot's A rows, in a buffer of their bit patterns ([.., M, K]), and its B
-    value. C is accumulated (fp32 or i32) in a buffer (the first C0's, in place, when
-    nothing else reads it), panel by panel of 32 columns (16 where N is not a multiple of
-    32): the panel of every B is first packed in groups along K (pairs of bf16, quads of
-    int8: the layout of a tile of B, `_pack_group_panel`) into a small buffer, one after
-    the other along K, then every block of 2 x 2 tiles of the panel's C (32 x 32; one row
-    of tiles where M is not a multiple of 32) is loaded, takes one tile dot product per
-    pair of A and B tiles for each 64 bytes of K of each dot in turn, and is stored back.
+    one's C0 the result of the one before (_chained_next; usually a single dot), from
+    their A rows side by side along K in a buffer of their bit patterns ([.., M, sum of
+    the Ks], _pack_chain_bits) and their B values. C is accumulated (fp32 or i32) in a
+    buffer (the first C0's, in place, when nothing else reads it), panel by panel of 32
+    columns (16 where N is not a multiple of 32): the panel of every B is first packed in
+    groups along K (pairs of bf16, quads of int8: the layout of a tile of B,
+    `_pack_group_panel`) into a small buffer, one after the other along K, then every
+    block of 2 x 2 tiles of the panel's C (32 x 32; one row of tiles where M is not a
+    multiple of 32) is loaded, takes one tile dot product per pair of A and B tiles for
+    each 64 bytes of the chain's K, and is stored back.
     Packing panel by panel keeps it in the L1 and lets the core run the next panel's
     packing while the tile unit still works on the previous panel's products.
 
@@ -230,13 +230,13 @@ def tile_kernel(low, em, chain: list, kind: TileKind, pairs: list):
     out = op.results[0]
     shape = shape_of(out)
     batch, (M, N) = shape[:-2], shape[-2:]
-    Ks = [a_buf.type.get_shape()[-1] for a_buf, _ in pairs]
+    Ks = [shape_of(d.operands[0])[-1] for d in chain]
     acc_elem = kind.acc
     # C0 = +0.0 everywhere (the first iteration of a K loop, peeled): the tiles start from
     # tilezero, and the buffer is only written (by the tile stores).
     zero_init = _positive_zeros(c0)
     c_buf = low.alloc_buffer(TensorType(acc_elem, shape)) if zero_init else \
-        _accumulator(low, em, c0, acc_elem, element_type(out.type), tuple(a for a, _ in pairs))
+        _accumulator(low, em, c0, acc_elem, element_type(out.type), (a_buf,))
     MT = 2 if M % (2 * TILE_ROWS) == 0 else 1
     NT = 2 if N % (2 * TILE_ROWS) == 0 else 1
     BM, BN = MT * TILE_ROWS, NT * TILE_ROWS
@@ -260,28 +260,27 @@ def tile_kernel(low, em, chain: list, kind: TileKind, pairs: list):
             else:
                 _tile_move(e, tcpu.TileLoadOp, t, c_buf, pre + (r, c))
 
-        for (a_buf, _), K, row0 in zip(pairs, Ks, first_rows):
-            def step(k_em, k, _, a_buf=a_buf, row0=row0):
-                for m, r in enumerate(rows):
-                    _tile_move(k_em, tcpu.TileLoadOp, _A_TILES[m], a_buf, pre + (r, k))
-                kp = k_em.idx_add(k_em.idx_div_rem(k, kind.group, 0), row0)
+        def step(k_em, k, _):
+            for m, r in enumerate(rows):
+                _tile_move(k_em, tcpu.TileLoadOp, _A_TILES[m], a_buf, pre + (r, k))
+            kp = k_em.idx_div_rem(k, kind.group, 0)
+            for n in range(NT):
+                _tile_move(k_em, tcpu.TileLoadOp, _B_TILES[n], panel, (kp, 2 * n * TILE_ROWS))
+            for m in range(MT):
                 for n in range(NT):
-                    _tile_move(k_em, tcpu.TileLoadOp, _B_TILES[n], panel, (kp, 2 * n * TILE_ROWS))
-                for m in range(MT):
-                    for n in range(NT):
-                        k_em.emit(tcpu.TileDotOp(kind.dot, _C_TILES[m * 2 + n], _A_TILES[m], _B_TILES[n]))
-                return []
-            e.for_loop(0, K, kind.k_step, [], step)
+                    k_em.emit(tcpu.TileDotOp(kind.dot, _C_TILES[m * 2 + n], _A_TILES[m], _B_TILES[n]))
+            return []
+        e.for_loop(0, sum(Ks), kind.k_step, [], step)
         for t, r, c in c_tiles:
             _tile_move(e, tcpu.TileStoreOp, t, c_buf, pre + (r, c))
 
     def column(e, idx):
         pre, j0 = idx[:-1], idx[-1]
-        for (_, b), read_b, row0 in zip(pairs, b_bits, first_rows):
-            _pack_group_panel(low, e, kind, b, read_b, pre, j0, BN, panel, row0)
+        for d, read_b, row0 in zip(chain, b_bits, first_rows):
+            _pack_group_panel(low, e, kind, d.operands[1], read_b, pre, j0, BN, panel, row0)
         e.for_loop(0, M, BM, [], lambda m_em, i0, _: block(m_em, pre, i0, j0) or [])
 
-    b_bits = [_bit_reader(low, em, b, kind) for _, b in pairs]
+    b_bits = [_bit_reader(low, em, d.operands[1], kind) for d in chain]
     em.emit(tcpu.TileConfigOp())
     if prefetches and batch:  # hints.py hands only 2-D tiles to a dot; kept general
         for ptr, pstep in prefetches:
@@ -321,6 +320,25 @@ def _pack_bits(low, em, a: SSAValue, kind: TileKind) -> SSAValue:
     vl = low.vector_length(shape, [a])
     bits = _bit_reader(low, em, a, kind)
     low.nest(em, shape, vl, lambda e, idx: e.store_buffer(bits(e, idx, vl), buf, idx))
+    return buf
+
+
+def _pack_chain_bits(low, em, values: list, kind: TileKind) -> SSAValue:
+    """The A rows of a chain of dots (tile_kernel) side by side along K in one buffer of
+    their bit patterns ([.., M, sum of the Ks]), so that a block of C takes the products
+    of the whole chain in one loop; for one dot, `_pack_bits`."""
+    if len(values) == 1:
+        return _pack_bits(low, em, values[0], kind)
+    shape = shape_of(values[0])
+    buf = low.alloc_buffer(TensorType(kind.bits, shape[:-1] + (sum(shape_of(v)[-1] for v in values),)))
+    col0 = 0
+    for v in values:
+        vl = low.vector_length(shape_of(v), [v])
+        bits = _bit_reader(low, em, v, kind)
+        low.nest(em, shape_of(v), vl,
+                 lambda e, idx, bits=bits, vl=vl, col0=col0:
+                 e.store_buffer(bits(e, idx, vl), buf, idx[:-1] + (e.idx_add(idx[-1], col0),)))
+        col0 += shape_of(v)[-1]
     return buf
 
 
