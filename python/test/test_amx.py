@@ -406,12 +406,13 @@ def persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.con
 @pytest.mark.parametrize("M, N, K", [(96, 80, 232), (64, 64, 32)])
 def test_bf16_persistent_matmul_k_loops(tmp_path, monkeypatch, M, N, K):
     """A K loop inside a persistent loop over tiles, unrolled where it stands (a loop of
-    chains and one for the iterations left: two tile kernels), ragged on every axis, 3
-    programs over more tiles than programs."""
+    chains and one for the iterations left: two tile kernels) and prefetching its next
+    tiles, ragged on every axis, 3 programs over more tiles than programs."""
     g = torch.Generator().manual_seed(M + N + K)
     a = torch.randn(M, K, generator=g).bfloat16()
     b = torch.randn(K, N, generator=g).bfloat16()
     c = torch.empty(M, N)
     ttcir = _ttcir(tmp_path, monkeypatch, persistent_kernel, (3,), a, b, c, M, N, K, BM=32, BN=32, BK=32)
     assert ttcir.count('"tcpu.tile_config"') == 2
+    assert '"tcpu.prefetch"' in ttcir  # the nested K loop's next tiles (prefetch-next-program)
     _check(c, a, b)

@@ -458,3 +458,71 @@ tt.func public @unrolled_k_loop(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %
   tt.store %cs, %res#1 : tensor<16x16x!tt.ptr<f32>>
   tt.return
 }
+
+// A K loop nested in a loop over tiles (a persistent matmul): its dot operand's next tile
+// is prefetched as at the top level. A load in a nested loop that no dot reads (here a
+// reduction's) is not: nested loops are taken for their dots only.
+// CHECK-LABEL: tt.func public @nested_k_loop
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} iter_args(%[[OA:.*]] = %{{.*}}, %{{.*}} = %{{.*}})
+// CHECK: %[[A0:.*]] = tt.load
+// CHECK-NEXT: %[[N:.*]] = arith.addi %[[OA]], %{{.*}} : i64
+// CHECK-NEXT: %[[S:.*]] = tt.splat %[[N]]
+// CHECK-NEXT: %[[P:.*]] = tt.addptr %{{.*}}, %[[S]]
+// CHECK-NEXT: "tcpu.prefetch"(%[[P]]) <{spread}>
+// CHECK-NEXT: tt.dot %[[A0]]
+// CHECK: scf.for
+// CHECK-NOT: tcpu.prefetch
+// CHECK: tt.return
+tt.func public @nested_k_loop(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %b: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %c: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %k: i32, %tiles: i32) {
+  %r16 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %r32 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %c32 = arith.constant dense<32> : tensor<16x1xi32>
+  %am = tt.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %ams = arith.muli %am, %c32 : tensor<16x1xi32>
+  %amb = tt.broadcast %ams : tensor<16x1xi32> -> tensor<16x32xi32>
+  %ak = tt.expand_dims %r32 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %akb = tt.broadcast %ak : tensor<1x32xi32> -> tensor<16x32xi32>
+  %aoff = arith.addi %amb, %akb : tensor<16x32xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<16x32x!tt.ptr<f32>>
+  %ta = tt.addptr %as, %aoff : tensor<16x32x!tt.ptr<f32>>, tensor<16x32xi32>
+  %bs = tt.splat %b : !tt.ptr<f32> -> tensor<32x16x!tt.ptr<f32>>
+  %w = tt.load %bs : tensor<32x16x!tt.ptr<f32>>
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c0_64 = arith.constant 0 : i64
+  %sa = arith.constant 32 : i64
+  %cs = tt.splat %c : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %xs = tt.splat %c : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %r32 : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+  %c32s = arith.constant 32 : i32
+  scf.for %t = %c0 to %tiles step %c1 : i32 {
+    %res:2 = scf.for %i = %c0 to %k step %c1 iter_args(%oa = %c0_64, %acc = %zero) -> (i64, tensor<16x16xf32>) : i32 {
+      %soa = tt.splat %oa : i64 -> tensor<16x32xi64>
+      %pa = tt.addptr %ta, %soa : tensor<16x32x!tt.ptr<f32>>, tensor<16x32xi64>
+      %va = tt.load %pa : tensor<16x32x!tt.ptr<f32>>
+      %d = tt.dot %va, %w, %acc : tensor<16x32xf32> * tensor<32x16xf32> -> tensor<16x16xf32>
+      %na = arith.addi %oa, %sa : i64
+      scf.yield %na, %d : i64, tensor<16x16xf32>
+    }
+    tt.store %cs, %res#1 : tensor<16x16x!tt.ptr<f32>>
+    %s = scf.for %i = %c0 to %k step %c1 iter_args(%sum = %c0) -> (i32) : i32 {
+      %si = arith.muli %i, %c32s : i32
+      %sp = tt.splat %si : i32 -> tensor<32xi32>
+      %xi = tt.addptr %xp, %sp : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+      %x = tt.load %xi : tensor<32x!tt.ptr<f32>>
+      %m = "tt.reduce"(%x) <{axis = 0 : i32}> ({
+      ^bb0(%l: f32, %r: f32):
+        %mx = arith.maxnumf %l, %r : f32
+        tt.reduce.return %mx : f32
+      }) : (tensor<32xf32>) -> f32
+      %mi = arith.fptosi %m : f32 to i32
+      %ns = arith.addi %sum, %mi : i32
+      scf.yield %ns : i32
+    }
+    %sf = arith.sitofp %s : i32 to f32
+    tt.store %c, %sf : !tt.ptr<f32>
+  }
+  tt.return
+}

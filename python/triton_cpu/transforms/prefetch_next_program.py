@@ -43,10 +43,11 @@ gather. Not in the bounds-checked mode (`indirect=False`), where the cloned load
 checked, and reported, as this program's. Loads one line apart (`x[2*i]` and
 `x[2*i + 1]`) are prefetched once.
 
-A tile that a tt.dot reads in a top-level `scf.for` (a matmul's K loop) prefetches the
-next iteration's tile during this iteration's dot: the prefetch goes right before the dot,
-marked `spread`, and the dot's lowering issues its lines a few per micro-tile (all at
-once they stalled the packing and evicted the packed operands: 2-4% slower, measured).
+A tile that a tt.dot reads in an `scf.for` (a matmul's K loop, at the top level or nested
+in other control flow: a persistent loop over C's tiles) prefetches the next iteration's
+tile during this iteration's dot: the prefetch goes right before the dot, marked
+`spread`, and the dot's lowering issues its lines a few per micro-tile (all at once they
+stalled the packing and evicted the packed operands: 2-4% slower, measured).
 Its address may use loop-carried offsets that each iteration advances by a loop-invariant
 step (uniform-loop-increments' form of `a_ptrs += BLOCK_K * stride`), or by a chain of such
 steps (a loop unroll-tile-dot-loops unrolled, whose later copies read the offset after some
@@ -197,6 +198,12 @@ def _anchor(load: Operation) -> tuple[Operation, bool, bool] | None:
     return None
 
 
+def _dot_operand(load: Operation) -> bool:
+    """Whether `load`'s tile is read by a tt.dot in its block (_anchor's spread case)."""
+    anchor = _anchor(load)
+    return anchor is not None and anchor[2]
+
+
 def _program_ids(insert):
     """This program's ids and those of the program that runs after it on the same thread:
     axis 0 first, wrapping into axis 1 and 2 (launcher.c's run_programs)."""
@@ -250,6 +257,13 @@ class PrefetchNextProgram(ModulePass):
                         if inner.name == "tt.load" and not _same_lines(axis, inner.ptr, done):
                             if _prefetch(inner, loop_body, axis, optimistic, op, self.indirect):
                                 done.append((inner.ptr.type, split_offset(axis, inner.ptr)))
+                if op.regions:  # K loops nested in other control flow (a persistent loop over tiles)
+                    nested = [lp for lp in op.walk() if lp.name == "scf.for" and lp is not op]
+                    for loop in nested:
+                        loop_body = loop.regions[0].blocks[0]
+                        for inner in list(loop_body.ops):
+                            if inner.name == "tt.load" and _dot_operand(inner):
+                                _prefetch(inner, loop_body, axis, optimistic, loop, self.indirect)
 
 
 _MAX_ADVANCES = 8  # steps in a chain of loop-carried advances (_uniform_carried)
