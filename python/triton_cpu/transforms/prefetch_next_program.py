@@ -51,8 +51,8 @@ stalled the packing and evicted the packed operands: 2-4% slower, measured).
 Its address may use loop-carried offsets that each iteration advances by a loop-invariant
 step (uniform-loop-increments' form of `a_ptrs += BLOCK_K * stride`), or by a chain of such
 steps (a loop unroll-tile-dot-loops unrolled, whose later copies read the offset after some
-of them); the next values are computed ahead. No wrap into the next program. Zen 3, 2 threads, tutorial 03's kernel,
-alternating processes: 2048^3 fp32 (64 x 128 x 32) 106-108 -> 103-106 ms, (64 x 64 x 32)
+of them); the next values are computed ahead. No wrap into the next program. Zen 3, 2
+threads, tutorial 03's kernel, alternating processes: 2048^3 fp32 (64 x 128 x 32) 106-108 -> 103-106 ms, (64 x 64 x 32)
 115-118 -> 107-109 ms; 1024^3 bf16 13.3-14.0 -> 12.5-12.8 ms; 1024^3 fp32 unchanged.
 
 Which loads: those read by a tt.reduce / tt.scan in their block, accumulated by their
