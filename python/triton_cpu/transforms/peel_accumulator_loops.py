@@ -47,6 +47,7 @@ from xdsl.rewriter import Rewriter
 
 from triton_cpu.analysis.axis_info import attr
 from triton_cpu.dialects.compat import arith
+from triton_cpu.transforms.loop_rewrites import copy_iteration
 
 _MAX_BODY_OPS = 400
 
@@ -90,15 +91,7 @@ def peel(loop: scf.ForOp) -> None:
     parent.insert_op_before(first, loop)
 
     then_blk, else_blk = Block(), Block()
-    mapping = {body.args[0]: lb, **dict(zip(body.args[1:], inits))}
-    for op in body.ops:
-        if op is body.last_op:
-            break
-        new = op.clone(value_mapper=mapping)
-        then_blk.add_op(new)
-        for old_r, new_r in zip(op.results, new.results):
-            mapping[old_r] = new_r
-    then_blk.add_op(scf.YieldOp(*[mapping.get(v, v) for v in body.last_op.operands]))
+    then_blk.add_op(scf.YieldOp(*copy_iteration(body, lb, inits, then_blk)))
     else_blk.add_op(scf.YieldOp(*inits))
     head = scf.IfOp(first.result, [v.type for v in inits], [then_blk], [else_blk])
     parent.insert_op_before(head, loop)

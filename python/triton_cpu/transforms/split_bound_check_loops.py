@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, VectorType, i1, i64,
+    DenseIntOrFPElementsAttr, IndexType, IntegerType, ModuleOp, VectorType, i1, i64,
 )
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -57,6 +57,7 @@ from triton_cpu.analysis.axis_info import attr
 from triton_cpu.analysis.loops import constant_bounds, constant_int, last_iteration, trip_count
 from triton_cpu.codegen.lane_masks import is_uniform, ramp_terms, splat_constant
 from triton_cpu.dialects.compat import arith
+from triton_cpu.transforms.loop_rewrites import InsertBefore
 
 _MAX_BODY_OPS = 600
 # arith.cmpi predicates: ramp < bound, as (signed, inclusive), and the same with the
@@ -247,19 +248,8 @@ def _wrap(v: int, width: int, signed: bool) -> int:
     return v - (1 << width) if signed and v >= 1 << (width - 1) else v
 
 
-class _Builder:
-    """Emits scalar arithmetic before `anchor`."""
-
-    def __init__(self, anchor: Operation):
-        self.anchor = anchor
-        self.block = anchor.parent_block()
-
-    def emit(self, op: Operation) -> SSAValue:
-        self.block.insert_op_before(op, self.anchor)
-        return op.results[0]
-
-    def const(self, v: int, t) -> SSAValue:
-        return self.emit(arith.ConstantOp(IntegerAttr(v, t)))
+class _Builder(InsertBefore):
+    """Emits scalar arithmetic before `anchor`: a check's terms as i64."""
 
     def wide(self, v, elem, signed: bool) -> SSAValue:
         """An int or iW scalar as i64 (sign- or zero-extended)."""

@@ -46,13 +46,14 @@ from math import prod
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i64
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument
 from xdsl.passes import ModulePass
 
 from triton_cpu.analysis.axis_info import element_type, shape_of
 from triton_cpu.analysis.loops import constant_int
 from triton_cpu.dialects.compat import arith
 from triton_cpu.transforms.convert_triton_to_tcpu.dot import INT8_TILES, tile_kind
+from triton_cpu.transforms.loop_rewrites import InsertBefore, copy_iteration
 
 _CHAIN_ROW_BYTES = 256
 _CHAIN_A_BYTES = 32 * 1024
@@ -91,27 +92,13 @@ def unroll_factor(loop: scf.ForOp, amx: bool, amx_int8: bool) -> int:
     return 1
 
 
-class _Builder:
-    """Emits scalar arithmetic before `anchor`."""
-
-    def __init__(self, anchor: Operation):
-        self.anchor = anchor
-
-    def emit(self, op: Operation) -> SSAValue:
-        self.anchor.parent_block().insert_op_before(op, self.anchor)
-        return op.results[0]
-
-    def const(self, v: int, t) -> SSAValue:
-        return self.emit(arith.ConstantOp(IntegerAttr(v, t)))
-
-
 def unroll(loop: scf.ForOp, factor: int) -> None:
     """Rewrites `loop` as a loop over groups of `factor` iterations, each group the body
     copied `factor` times, then `loop` itself over the iterations left."""
     lb, ub, step_v = loop.operands[:3]
     step = constant_int(step_v)
     t = lb.type
-    b = _Builder(loop)
+    b = InsertBefore(loop)
 
     def wide(v):
         return v if t == i64 else b.emit(arith.ExtSIOp(v, i64))
@@ -134,16 +121,11 @@ def unroll(loop: scf.ForOp, factor: int) -> None:
             add = arith.AddiOp(new_body.args[0], c.result)
             new_body.add_ops([c, add])
             iv = add.result
-        mapping = {body.args[0]: iv, **dict(zip(body.args[1:], carried))}
-        for op in body.ops:
-            if op is body.last_op:
-                break
-            new_body.add_op(op.clone(value_mapper=mapping))
-        carried = [mapping.get(v, v) for v in body.last_op.operands]
+        carried = copy_iteration(body, iv, carried, new_body)
     new_body.add_op(scf.YieldOp(*carried))
     main = scf.ForOp(lb, mid, b.const(factor * step, t), list(loop.operands[3:]), new_body)
     main.attributes.update(loop.attributes)  # loop hints (tt.num_stages, ...)
-    loop.parent_block().insert_op_before(main, loop)
+    b.block.insert_op_before(main, loop)
     loop.operands = (mid, ub, step_v, *main.results)
 
 
