@@ -167,13 +167,11 @@ def _chained_next(low, op: Operation) -> Operation | None:
     if len(uses) != 1 or uses[0].index != 2:
         return None
     nxt = uses[0].operation
-    if nxt.name != "tt.dot" or nxt.parent is not op.parent or shape_of(nxt.results[0]) != shape_of(op.results[0]):
+    if nxt.name != "tt.dot" or nxt.parent is not op.parent:
         return None
-    # Both accumulate in their own type: a dot that rounds its sums (bf16 out) must not
-    # have one rounding for the two.
+    # tt.dot's C0 and result have one type, so both dots have `op`'s. Both must accumulate
+    # in it: a dot that rounds its sums (bf16 out) must not have one rounding for the two.
     out_elem = element_type(op.results[0].type)
-    if element_type(nxt.results[0].type) != out_elem:
-        return None
     kinds = {_amx_kind(low, d.operands[0], d.operands[1], out_elem, shape_of(d.results[0])) for d in (op, nxt)}
     if len(kinds) != 1 or None in kinds:
         return None
@@ -315,12 +313,18 @@ def _pack_bits(low, em, a: SSAValue, kind: TileKind) -> SSAValue:
     own = low.buffers.get(a)
     if own is not None:
         return own
-    shape = shape_of(a)
-    buf = low.alloc_buffer(TensorType(kind.bits, shape))
-    vl = low.vector_length(shape, [a])
-    bits = _bit_reader(low, em, a, kind)
-    low.nest(em, shape, vl, lambda e, idx: e.store_buffer(bits(e, idx, vl), buf, idx))
+    buf = low.alloc_buffer(TensorType(kind.bits, shape_of(a)))
+    _copy_bits(low, em, a, kind, buf, 0)
     return buf
+
+
+def _copy_bits(low, em, value: SSAValue, kind: TileKind, buf, col0: int):
+    """`value`'s bit patterns into `buf` from column `col0` of its last axis."""
+    shape = shape_of(value)
+    vl = low.vector_length(shape, [value])
+    bits = _bit_reader(low, em, value, kind)
+    low.nest(em, shape, vl,
+             lambda e, idx: e.store_buffer(bits(e, idx, vl), buf, idx[:-1] + (e.idx_add(idx[-1], col0),)))
 
 
 def _pack_chain_bits(low, em, values: list, kind: TileKind) -> SSAValue:
@@ -329,16 +333,10 @@ def _pack_chain_bits(low, em, values: list, kind: TileKind) -> SSAValue:
     of the whole chain in one loop; for one dot, `_pack_bits`."""
     if len(values) == 1:
         return _pack_bits(low, em, values[0], kind)
-    shape = shape_of(values[0])
-    buf = low.alloc_buffer(TensorType(kind.bits, shape[:-1] + (sum(shape_of(v)[-1] for v in values),)))
-    col0 = 0
-    for v in values:
-        vl = low.vector_length(shape_of(v), [v])
-        bits = _bit_reader(low, em, v, kind)
-        low.nest(em, shape_of(v), vl,
-                 lambda e, idx, bits=bits, vl=vl, col0=col0:
-                 e.store_buffer(bits(e, idx, vl), buf, idx[:-1] + (e.idx_add(idx[-1], col0),)))
-        col0 += shape_of(v)[-1]
+    Ks = [shape_of(v)[-1] for v in values]
+    buf = low.alloc_buffer(TensorType(kind.bits, shape_of(values[0])[:-1] + (sum(Ks),)))
+    for i, v in enumerate(values):
+        _copy_bits(low, em, v, kind, buf, sum(Ks[:i]))
     return buf
 
 
