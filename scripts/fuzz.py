@@ -1287,6 +1287,29 @@ class Gen:
         self.scopes.pop()
         self.block = saved
 
+    def trip_bound(self, deps):
+        """A loop's trip count as source: 1-4, or 0-3 from a scalar in scope (whose name is
+        appended to `deps`, the source's {1}); and whether it is the latter."""
+        r = self.r
+        bound = str(r.randint(1, 4))
+        dyn = self.pick(lambda v: v.sh == () and is_int(v.dt) and v.exact, p=0.5)
+        if dyn is not None and r.random() < 0.5:
+            deps.append(dyn.name)
+            return "(({1}).to(tl.int32) & 3)", True
+        return bound, False
+
+    def enter_loop(self, iv):
+        """Generation moves into a loop body with induction variable `iv` (loads may then
+        address by iteration); returns what exit_loop restores."""
+        self.in_loop += 1
+        old_iv = getattr(self, "loop_iv", None)
+        self.loop_iv = iv
+        return old_iv
+
+    def exit_loop(self, old_iv):
+        self.in_loop -= 1
+        self.loop_iv = old_iv
+
     def op_loop(self):
         r = self.r
         init = self.pick(lambda v: v.dt != "int1" and v.sh != ()) or self.load()
@@ -1298,18 +1321,11 @@ class Gen:
                                                        TL[init.dt]), [], init.dt, init.sh, "prop", ["loop.const_init"])
         ty = (init.dt, init.sh)
         c, iv = self.name("c"), self.name("i")
-        nit = r.randint(1, 4)
-        bound = str(nit)
         deps = [init.name]
-        dyn = self.pick(lambda v: v.sh == () and is_int(v.dt) and v.exact, p=0.5)
-        if dyn is not None and r.random() < 0.5:
-            bound = "(({1}).to(tl.int32) & 3)"
-            deps.append(dyn.name)
+        bound, dynamic = self.trip_bound(deps)
         rng = r.choice(["range(0, %s)", "tl.range(0, %s)", "range(%s)"]) % bound
         cacc = ("tol", 64 * EPS[init.dt], True) if is_float(init.dt) else init.acc
-        self.in_loop += 1
-        old_iv = getattr(self, "loop_iv", None)
-        self.loop_iv = iv
+        old_iv = self.enter_loop(iv)
         # the interpreter's loop variable is a Python int: make it a tensor first (see INTERPRETER_BUGS)
         pre = lambda: self.expr("{0} + tl.zeros((), tl.int32)", [V(iv, "int32", ())], "int32", (), "prop", ["loop.iv"])
         blk, saved = self.sub_block(r.randint(1, 3), [V(c, init.dt, init.sh, cacc)], pre)
@@ -1317,9 +1333,8 @@ class Gen:
             self.load(init.dt if r.random() < 0.7 else None, init.sh, mode="iter")
         res = self.finalize(ty)
         self.end_block(blk, saved, res)
-        self.in_loop -= 1
-        self.loop_iv = old_iv
-        node = Node("loop", [c], [ty], deps, rng, rule="prop", tags=["loop" + ("" if bound == str(nit) else ".dyn")],
+        self.exit_loop(old_iv)
+        node = Node("loop", [c], [ty], deps, rng, rule="prop", tags=["loop" + (".dyn" if dynamic else "")],
                     blocks=[blk], extra={"iv": iv})
         acc = init.acc if init.acc == res.acc and not is_float(init.dt) else (
             ("tol", 4 * (acc_err(init.acc, init.dt) + acc_err(res.acc, init.dt)) + 64 * EPS[init.dt], True)
@@ -1338,15 +1353,9 @@ class Gen:
         if init is None:
             init = self.expr("tl.zeros((%d, %d), tl.int32)" % (M, N), [], "int32", (M, N), "prop", ["dotloop.zero"])
         c, iv = self.name("c"), self.name("i")
-        bound = str(r.randint(1, 4))
         deps = [init.name]
-        dyn = self.pick(lambda v: v.sh == () and is_int(v.dt) and v.exact, p=0.5)
-        if dyn is not None and r.random() < 0.5:
-            bound = "(({1}).to(tl.int32) & 3)"
-            deps.append(dyn.name)
-        self.in_loop += 1
-        old_iv = getattr(self, "loop_iv", None)
-        self.loop_iv = iv
+        bound, _ = self.trip_bound(deps)
+        old_iv = self.enter_loop(iv)
         carried = V(c, "int32", (M, N), init.acc)
         blk, saved = self.sub_block(0, [carried])
         a = self.load("int8", (M, K), mode=r.choice(["iter", "iter", "iter_wrapped"]))
@@ -1354,8 +1363,7 @@ class Gen:
         res = self.expr("tl.dot({0}, {1}, acc={2})", [a, b, carried], "int32", (M, N), ("red", K + 1, "fp32"),
                         ["dotloop.int8"])
         self.end_block(blk, saved, res)
-        self.in_loop -= 1
-        self.loop_iv = old_iv
+        self.exit_loop(old_iv)
         node = Node("loop", [c], [ty], deps, "range(0, %s)" % bound, rule="prop", tags=["dotloop"],
                     blocks=[blk], extra={"iv": iv})
         return self.add(node, [V(c, "int32", (M, N), init.acc)])
