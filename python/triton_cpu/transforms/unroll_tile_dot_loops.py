@@ -37,8 +37,8 @@ before this pass, BLOCK_K = 128 took 1.81-1.92 ms against 2.05-2.18 ms for 64 af
 its 64 KiB A buffer out of the L1), 32 much slower (2.89-3.10). With it, against the same
 kernel with a store between its iterations (no chain), one process, ratios pair by pair:
 1.22x warm, neutral after a 960 MiB flush, where the misses on the operands dominate; 32
-runs as fast as 128. int8, 128 x 256 x 64: 1.69-1.75 -> 1.09-1.14 ms warm (README,
-Benchmarks).
+runs as fast as 128. int8, 128 x 256 x 64: 1.69-1.75 -> 1.09-1.14 ms warm (benchmarks/
+RESULTS.md).
 """
 from dataclasses import dataclass
 from math import prod
