@@ -1719,6 +1719,38 @@ def _(U, chk):
         chk.close("dlogits" + tag, xs.grad.double(), xr.grad, atol=1e-7, rtol=1e-4)
 
 
+@case("unsloth.fp8_block")
+def _(U, chk):
+    """DeepSeek-V3's block fp8 kernels as Unsloth ships them: activations quantized per
+    128-element block to e4m3 (scale = amax / 448; exact bytes against torch's conversion),
+    a weight dequantized per 128 x 128 block (masked edges), and the w8a8 block-scaled
+    matmul (SGLang's kernel) against the dequantized product."""
+    m = _unsloth("fp8")
+    x = randn(8, 512) * 5
+    x[1, :128] = 0                                    # an all-zero block keeps scale 1
+    y, s = m.act_quant(x, 128)
+    blocks = x.reshape(8, 4, 128).double()
+    s_ref = blocks.abs().amax(-1) / 448.0
+    s_ref = torch.where(s_ref == 0, torch.ones_like(s_ref), s_ref)
+    chk.close("act scale", s.double(), s_ref, atol=0, rtol=1e-6)
+    y_ref = (x.reshape(8, 4, 128) / s_ref.float()[..., None]).to(torch.float8_e4m3fn).reshape(8, 512)
+    chk.equal("act e4m3 bytes", y.view(torch.uint8), y_ref.view(torch.uint8))
+
+    w, ws = (randn(300, 260) * 100).to(torch.float8_e4m3fn), torch.rand(3, 3) + 0.5
+    out = torch.empty(300, 260, dtype=torch.bfloat16)
+    m.weight_dequant_kernel[(3, 3)](w, ws, out, 300, 260, BLOCK_SIZE=128)
+    per_element = ws.double().repeat_interleave(128, 0).repeat_interleave(128, 1)[:300, :260]
+    chk.equal("weight dequant", out, (w.double() * per_element).to(torch.bfloat16))
+
+    M, N, K = 50, 384, 512
+    a, a_s = randn(M, K).to(torch.float8_e4m3fn), torch.rand(M, K // 128) + 0.5
+    b, b_s = randn(N, K).to(torch.float8_e4m3fn), torch.rand(N // 128, K // 128) + 0.5
+    c = m.w8a8_block_fp8_matmul_triton(a, b, a_s, b_s, [128, 128], torch.float32)
+    a_ref = a.double() * a_s.double().repeat_interleave(128, 1)
+    b_ref = b.double() * b_s.double().repeat_interleave(128, 0).repeat_interleave(128, 1)
+    chk.close_to_scale("w8a8 matmul", c, a_ref @ b_ref.T, 1e-5)
+
+
 def _unsloth_routing(experts=4, tokens=37, topk=2):
     """Each token's top-k experts; the (token, slot) pairs in expert order (the index
     token * topk + slot of each, as `gather_indices`); tokens per expert (`m_sizes`)."""
