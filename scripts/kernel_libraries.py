@@ -267,6 +267,9 @@ def _shim_unsloth():
     # UNSLOTH_ALLOW_CPU=1 is the library's own test-only CPU fallback: its device detection
     # then reports "cuda", so every wrapper takes the branch it takes on an NVIDIA GPU.
     os.environ["UNSLOTH_ALLOW_CPU"] = "1"
+    # unsloth_zoo copies one of its modules into a cache folder, by default
+    # ./unsloth_compiled_cache in whatever directory the tests run from: kept with the libraries.
+    os.environ.setdefault("UNSLOTH_COMPILE_LOCATION", str(libs_dir() / "unsloth_compiled_cache"))
     unsloth = _package_without_init("unsloth")
     _package_without_init("unsloth.kernels", [os.path.join(unsloth.__path__[0], "kernels")])
     zoo = _package_without_init("unsloth_zoo")
