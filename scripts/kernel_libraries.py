@@ -1,9 +1,9 @@
 #!/usr/bin/env python
-"""Run the ops of five real Triton kernel libraries, Liger-Kernel, FlagGems,
-flash-linear-attention (fla-core), Mamba's Triton ops (mamba_ssm) and Unsloth's kernels, on CPU
-tensors through this backend and compare every result with torch.
+"""Run the ops of six real Triton kernel libraries, Liger-Kernel, FlagGems,
+flash-linear-attention (fla-core), Mamba's Triton ops (mamba_ssm), Unsloth's kernels and vLLM's
+attention kernels, on CPU tensors through this backend and compare every result with torch.
 
-    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|all] [-k SUBSTRING] [--list] [-v]
+    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|all] [-k SUBSTRING] [--list] [-v]
 
 One line per op: PASS, FAIL (the worst output's max abs/rel error against the reference) or
 ERROR (the exception's first line; for an op the backend cannot compile, the TTIR op it
@@ -19,11 +19,13 @@ mamba_ssm 2.3.2.post1 (its sdist builds CUDA extensions, so only its Python pack
 from PyPI: `curl -sL https://files.pythonhosted.org/packages/af/48/aa7bec0efc7453fa0512276c0069c854bf684219050294266534bfef34bb/mamba_ssm-2.3.2.post1.tar.gz
 | tar xz -C upstream/libs --strip-components=1 mamba_ssm-2.3.2.post1/mamba_ssm`; it needs einops too),
 unsloth 2026.10.9 with unsloth_zoo 2026.10.9 (`pip install --no-deps --target upstream/libs
-unsloth==2026.10.9 unsloth_zoo==2026.10.9`).
+unsloth==2026.10.9 unsloth_zoo==2026.10.9`), vllm 0.33.0 with psutil 7.2.2 (`pip install
+--no-deps --target upstream/libs vllm==0.33.0 psutil==7.2.2`: a 340 MB wheel, of which only
+the Triton attention ops are used).
 
-Liger, FlagGems, mamba_ssm and Unsloth assume a GPU in their Python wrappers.  `_shim_flaggems`,
-`_shim_liger`, `_shim_mamba` and `_shim_unsloth` below are the only adaptations; they never
-touch a kernel (fla needs none).  python/test/test_kernel_libraries.py
+Liger, FlagGems, mamba_ssm, Unsloth and vLLM assume a GPU in their Python wrappers.
+`_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth` and `_shim_vllm` below are the
+only adaptations; they never touch a kernel (fla needs none).  python/test/test_kernel_libraries.py
 runs the same cases under pytest.
 """
 
@@ -51,7 +53,7 @@ import torch.nn.functional as F
 
 REPO = Path(__file__).resolve().parents[1]
 LIBS_ENV = "TRITON_CPU_KERNEL_LIBS"
-LIBRARIES = ("liger", "flaggems", "fla", "mamba", "unsloth")
+LIBRARIES = ("liger", "flaggems", "fla", "mamba", "unsloth", "vllm")
 
 
 def libs_dir() -> Path:
@@ -282,9 +284,24 @@ def _shim_unsloth():
     return unsloth
 
 
+def _shim_vllm():
+    # vllm.triton_utils decides at import whether Triton may be used: a backend named "cpu"
+    # (this one) counts only in vLLM's CPU build, whose version carries "+cpu"; the wheel
+    # from PyPI is the CUDA build, which then finds no active driver and replaces `triton`
+    # with a placeholder. The check is made to answer as the CPU build does.
+    import vllm.platforms
+    if "vllm.triton_utils" in sys.modules:
+        raise ImportError("vllm.triton_utils was imported before the shim")
+    vllm.platforms.vllm_version_matches_substr = lambda substr: substr == "cpu"
+    import vllm.triton_utils
+    if not vllm.triton_utils.HAS_TRITON:
+        raise ImportError("vllm.triton_utils still finds no Triton")
+    return vllm
+
+
 _LOADED = {}
 _PACKAGES = {"liger": "liger_kernel", "flaggems": "flag_gems", "fla": "fla", "mamba": "mamba_ssm",
-             "unsloth": "unsloth"}
+             "unsloth": "unsloth", "vllm": "vllm"}
 
 
 def _add_libs_dir():
@@ -306,7 +323,7 @@ def load_library(lib):
             if not library_installed(lib):
                 raise ImportError(f"no {_PACKAGES[lib]} in {libs_dir()} (set {LIBS_ENV}) or sys.path")
             _LOADED[lib] = ({"liger": _shim_liger, "flaggems": _shim_flaggems, "fla": _shim_fla,
-                             "mamba": _shim_mamba, "unsloth": _shim_unsloth}[lib](), None)
+                             "mamba": _shim_mamba, "unsloth": _shim_unsloth, "vllm": _shim_vllm}[lib](), None)
         except Exception as e:  # noqa: BLE001 - reported as the skip reason
             _LOADED[lib] = (None, f"{lib} not importable: {type(e).__name__}: {_first_line(e)}")
     return _LOADED[lib]
@@ -1818,6 +1835,91 @@ def _(U, chk):
                                           gather_indices_ptr=gather, PERMUTE_X=permute_x, PERMUTE_Y=permute_y,
                                           **shape, **blocks)
         chk.close_to_scale(f"dW[permute_x={permute_x}, permute_y={permute_y}]", dw, dw_ref, 1e-5)
+
+
+# ------------------------------------------------------------------------------ vLLM
+# vLLM's Triton attention ops (vllm.v1.attention.ops), through their own Python functions:
+# the unified attention of its V1 engine (variable-length queries over a paged KV cache) and
+# the split-KV decode attention, against softmax attention in fp64 over the same pages.
+
+def _paged_kv(pages, page_size, kv_heads, head_dim, lens, dtype=torch.float32):
+    """A paged K and V cache, and for each sequence its pages in a random order."""
+    k = randn(pages, page_size, kv_heads, head_dim, dtype=dtype)
+    v = randn(pages, page_size, kv_heads, head_dim, dtype=dtype)
+    per_seq = max(-(-n // page_size) for n in lens)
+    table = torch.stack([torch.randperm(pages)[:per_seq] for _ in lens]).to(torch.int32)
+    return k, v, table
+
+
+def _paged_attention_ref(q, k, v, table, seq, kv_len, scale, window=-1, softcap=0.0, sink=None):
+    """Causal attention of the queries `q` [q_len, heads, dim], the last q_len positions of a
+    sequence of kv_len tokens, over its pages (grouped-query: query head h reads K/V head
+    h // (heads / kv heads)), in fp64."""
+    heads, kv_heads, dim = q.shape[1], k.shape[2], k.shape[3]
+    pages = table[seq, :-(-kv_len // k.shape[1])].long()
+    keys = k[pages].reshape(-1, kv_heads, dim)[:kv_len].double().repeat_interleave(heads // kv_heads, 1)
+    values = v[pages].reshape(-1, kv_heads, dim)[:kv_len].double().repeat_interleave(heads // kv_heads, 1)
+    s = torch.einsum("qhd,khd->hqk", q.double(), keys) * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    pos = torch.arange(kv_len - q.shape[0], kv_len)[:, None]
+    key_pos = torch.arange(kv_len)[None]
+    visible = key_pos <= pos
+    if window >= 0:
+        visible &= key_pos >= pos - window
+    s = s.masked_fill(~visible, float("-inf"))
+    if sink is not None:                               # a per-head logit that takes probability only
+        s = torch.cat([s, sink.double()[:, None, None].expand(heads, q.shape[0], 1)], -1)
+        return torch.einsum("hqk,khd->qhd", s.softmax(-1)[..., :-1], values)
+    return torch.einsum("hqk,khd->qhd", s.softmax(-1), values)
+
+
+@case("vllm.unified_attention")
+def _(V, chk):
+    """A decode step, a short and a long prefill chunk in one batch; grouped-query heads;
+    fp32, bf16, fp16; a sliding window, soft-capping, attention sinks; head size 128 with
+    64-token pages."""
+    from vllm.v1.attention.ops.triton_unified_attention import unified_attention
+    variants = [dict(dtype=torch.float32), dict(dtype=torch.bfloat16), dict(dtype=torch.float16),
+                dict(window=7), dict(softcap=20.0), dict(sinks=True),
+                dict(heads=4, kv_heads=4, dim=128, page=32, q_lens=(3, 64), kv_lens=(100, 64))]
+    for variant in variants:
+        o = dict(dtype=torch.float32, heads=8, kv_heads=2, dim=64, page=16, q_lens=(1, 5, 17), kv_lens=(30, 20, 17),
+                 window=-1, softcap=0.0, sinks=False)
+        o.update(variant)
+        k, v, table = _paged_kv(40, o["page"], o["kv_heads"], o["dim"], o["kv_lens"], o["dtype"])
+        starts = torch.tensor((0,) + o["q_lens"]).cumsum(0).to(torch.int32)
+        q = randn(int(starts[-1]), o["heads"], o["dim"], dtype=o["dtype"])
+        out, scale = torch.empty_like(q), o["dim"] ** -0.5
+        sink = randn(o["heads"]) if o["sinks"] else None
+        unified_attention(q=q, k=k, v=v, out=out, cu_seqlens_q=starts, max_seqlen_q=max(o["q_lens"]),
+                          seqused_k=torch.tensor(o["kv_lens"], dtype=torch.int32), max_seqlen_k=max(o["kv_lens"]),
+                          softmax_scale=scale, causal=True, window_size=(o["window"], -1), block_table=table,
+                          softcap=o["softcap"], q_descale=None, k_descale=None, v_descale=None, sinks=sink)
+        ref = torch.cat([_paged_attention_ref(q[starts[i]:starts[i + 1]], k, v, table, i, n, scale, o["window"],
+                                              o["softcap"], sink) for i, n in enumerate(o["kv_lens"])])
+        tol = 1e-5 if o["dtype"] == torch.float32 else 1e-2
+        chk.close_to_scale(str(variant), out.double(), ref, tol)
+
+
+@case("vllm.decode_attention")
+def _(V, chk):
+    """The split-KV decode kernels (a stage per KV split, then their merge): one query token
+    per sequence, multi-head and grouped-query (the grouped kernel), soft-capping, bf16."""
+    from vllm.v1.attention.ops.triton_decode_attention import decode_attention_fwd
+    lens, splits, dim, page = (30, 7, 64), 4, 64, 16
+    for heads, kv_heads, softcap, dtype in ((8, 8, 0.0, torch.float32), (8, 2, 0.0, torch.float32),
+                                            (16, 1, 30.0, torch.float32), (8, 2, 0.0, torch.bfloat16)):
+        k, v, table = _paged_kv(40, page, kv_heads, dim, lens, dtype)
+        q = randn(len(lens), heads, dim, dtype=dtype)
+        out, lse = torch.empty_like(q), torch.empty(len(lens), heads)
+        logits = torch.empty(len(lens), heads, splits, dim + 1)
+        decode_attention_fwd(q, k, v, out, lse, table, torch.tensor(lens, dtype=torch.int32), logits, splits,
+                             dim ** -0.5, page, softcap)
+        ref = torch.cat([_paged_attention_ref(q[i:i + 1], k, v, table, i, n, dim ** -0.5, softcap=softcap)
+                         for i, n in enumerate(lens)])
+        tol = 1e-5 if dtype == torch.float32 else 1e-2
+        chk.close_to_scale(f"heads={heads}, kv_heads={kv_heads}, softcap={softcap}, {dtype}", out.double(), ref, tol)
 
 
 # =============================================================================================
