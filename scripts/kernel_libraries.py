@@ -222,14 +222,22 @@ def _shim_fla():
     return fla
 
 
+def _package_without_init(name, path=None):
+    """Registers package `name` (found on sys.path, or at `path`) without running its
+    __init__.py, so that its submodules import on their own."""
+    if path is None:
+        path = importlib.util.find_spec(name).submodule_search_locations
+    package = types.ModuleType(name)
+    package.__path__ = list(path)
+    sys.modules[name] = package
+    return package
+
+
 def _shim_mamba():
     # mamba_ssm/__init__.py imports the package's CUDA extensions (selective_scan_cuda) for
     # its modules; the Triton ops need none of it. The package is registered without running
     # that file, so `mamba_ssm.ops.triton.*` import on their own.
-    spec = importlib.util.find_spec("mamba_ssm")
-    package = types.ModuleType("mamba_ssm")
-    package.__path__ = list(spec.submodule_search_locations)
-    sys.modules["mamba_ssm"] = package
+    package = _package_without_init("mamba_ssm")
     if not torch.backends.cuda.is_built():
         # The wrappers enter `torch.cuda.device(x.device.index)`, None for a CPU tensor: a no-op
         # by torch's documentation, a TypeError in a CPU-only build (`_exchange_device(None)`).
@@ -248,17 +256,6 @@ def _shim_mamba():
                 return types.SimpleNamespace(multi_processor_count=count, name="cpu")
             return properties(device)
         torch.cuda.get_device_properties = cpu_properties
-    return package
-
-
-def _package_without_init(name, path=None):
-    """Registers package `name` (found on sys.path, or at `path`) without running its
-    __init__.py, so that its submodules import on their own."""
-    if path is None:
-        path = importlib.util.find_spec(name).submodule_search_locations
-    package = types.ModuleType(name)
-    package.__path__ = list(path)
-    sys.modules[name] = package
     return package
 
 
