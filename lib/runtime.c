@@ -32,18 +32,26 @@ void tcpu_launch_init(tcpu_launch_t *l) {
 
 void tcpu_launch_bind(tcpu_launch_t *l) { bound_launch = l; }
 
-void tcpu_assert_fail(const char *msg, const char *file, int32_t line, const char *func,
-                      int32_t px, int32_t py, int32_t pz) {
-  tcpu_launch_t *l = current_launch();
+void tcpu_launch_fail(tcpu_launch_t *l, const char *text) {
   int32_t expected = 0;
   /* First failure wins; later ones (other programs, other threads) are dropped. */
   if (!atomic_compare_exchange_strong(&l->error_state, &expected, 2))
     return;
-  snprintf(l->error_text, sizeof l->error_text,
+  snprintf(l->error_text, sizeof l->error_text, "%s", text);
+  atomic_store(&l->error_state, 1);
+}
+
+void tcpu_assert_fail(const char *msg, const char *file, int32_t line, const char *func,
+                      int32_t px, int32_t py, int32_t pz) {
+  tcpu_launch_t *l = current_launch();
+  if (atomic_load(&l->error_state) != 0)
+    return; /* an earlier failure is kept */
+  char text[sizeof l->error_text];
+  snprintf(text, sizeof text,
            "device-side assert triggered: %s:%d: %s: block: [%d, %d, %d] Assertion `%s` failed.",
            file ? file : "<unknown>", (int)line, func ? func : "<unknown>", (int)px, (int)py,
            (int)pz, msg ? msg : "");
-  atomic_store(&l->error_state, 1);
+  tcpu_launch_fail(l, text);
 }
 
 int tcpu_launch_error_pending(const tcpu_launch_t *l) {

@@ -145,6 +145,10 @@ void tcpu_bounds_fail(int32_t kind, int32_t arg, uintptr_t addr, int32_t elem_by
                       int64_t lanes, const char *file, int32_t line, int32_t px, int32_t py,
                       int32_t pz);
 
+/* Records `text` as the launch's failure unless one was recorded before (the launcher
+ * raises it as RuntimeError): a device assert, or a fault inside a kernel (launcher.c). */
+void tcpu_launch_fail(tcpu_launch_t *l, const char *text);
+
 /* Launcher side, on the calling thread's current launch (the bound one, else the
  * fallback): 1 and the message if an assert failed since the last clear. */
 int tcpu_error_pending(void);

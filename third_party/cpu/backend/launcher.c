@@ -21,6 +21,9 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -357,18 +360,130 @@ typedef struct {
   int32_t gx, gy, gz;
   int64_t total;
   tcpu_launch_t *launch; /* what the programs report into (asserts, bounds violations) */
+  _Atomic int *stop;     /* set when a program faulted: the threads run no more programs */
 } grid_t;
+
+/* ---- Faults inside a kernel ------------------------------------------------------------
+ *
+ * A kernel that reads or writes memory that is not mapped (an index out of bounds, a wild
+ * pointer) gets SIGSEGV or SIGBUS, whose default action ends the Python process; a GPU
+ * reports such a launch as an illegal memory access instead. While a thread runs
+ * programs, its fault_guard_t is armed with a jump buffer: the handler jumps back into
+ * run_range, which records the failure into the launch (raised as RuntimeError, like a
+ * device assert) and stops the launch (this thread runs no more programs, the others none
+ * after their current batch). A fault anywhere else goes to the handler installed before
+ * this module's (Python's faulthandler, or the default action, which ends the process).
+ * The handler runs on an alternate signal stack, set up per thread, so that a kernel that
+ * overflows its stack is caught too. What the kernel wrote before the fault stays written:
+ * the message says so. */
+typedef struct {
+  sigjmp_buf jump;
+  volatile sig_atomic_t armed;
+  volatile int sig;
+  void *volatile addr;
+  int32_t px, py, pz; /* the program running, written before each program */
+  int altstack;       /* this thread's alternate signal stack is set up */
+  void *altstack_mem; /* ... by ensure_altstack, which allocated it */
+} fault_guard_t;
+
+static _Thread_local fault_guard_t fault_guard;
+static struct sigaction previous_segv, previous_bus;
+
+static void on_fault(int sig, siginfo_t *info, void *context) {
+  fault_guard_t *fg = &fault_guard;
+  if (fg->armed) {
+    fg->armed = 0;
+    fg->sig = sig;
+    fg->addr = info ? info->si_addr : NULL;
+    /* The buffer was saved without the signal mask: SA_NODEFER left this signal
+     * unblocked, so nothing needs restoring. */
+    siglongjmp(fg->jump, 1);
+  }
+  const struct sigaction *prev = sig == SIGBUS ? &previous_bus : &previous_segv;
+  if (prev->sa_flags & SA_SIGINFO) {
+    prev->sa_sigaction(sig, info, context);
+  } else if (prev->sa_handler == SIG_DFL || prev->sa_handler == SIG_IGN) {
+    /* Back to it; the faulting instruction runs again and takes the default action. */
+    sigaction(sig, prev, NULL);
+  } else {
+    prev->sa_handler(sig);
+  }
+}
+
+static void install_fault_handler(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &previous_segv);
+  sigaction(SIGBUS, &sa, &previous_bus);
+}
+
+/* An alternate signal stack for the calling thread, once, unless it has one as large
+ * already (Python's faulthandler gives the main thread one, sized before this process was
+ * granted the AMX tile state, whose 8 KiB the kernel also saves on it). Kept for the
+ * thread's life. */
+static void ensure_altstack(fault_guard_t *fg) {
+  if (fg->altstack)
+    return;
+  fg->altstack = 1;
+  size_t size = SIGSTKSZ > 65536 ? SIGSTKSZ : 65536;
+  stack_t current;
+  if (sigaltstack(NULL, &current) == 0 && !(current.ss_flags & SS_DISABLE) && current.ss_size >= size)
+    return;
+  void *stack = malloc(size);
+  if (!stack)
+    return;
+  stack_t ss = {.ss_sp = stack, .ss_size = size, .ss_flags = 0};
+  if (sigaltstack(&ss, NULL) != 0)
+    free(stack);
+  else
+    fg->altstack_mem = stack;
+}
+
+/* Before a thread created for one launch ends (run_grid_pthreads): its stack back. */
+static void release_altstack(void) {
+  fault_guard_t *fg = &fault_guard;
+  if (fg->altstack_mem) {
+    stack_t off = {.ss_flags = SS_DISABLE};
+    sigaltstack(&off, NULL);
+    free(fg->altstack_mem);
+    fg->altstack_mem = NULL;
+  }
+  fg->altstack = 0;
+}
+
+static void record_fault(const grid_t *g, const fault_guard_t *fg) {
+  char text[sizeof g->launch->error_text];
+  snprintf(text, sizeof text,
+           "an illegal memory access was encountered: %s at address %p in program (%d, %d, %d); "
+           "the launch was stopped, and what its programs stored before stays stored. "
+           "TRITON_CPU_BOUNDS_CHECK=1 names the access and its source line",
+           fg->sig == SIGBUS ? "SIGBUS" : "SIGSEGV", fg->addr, (int)fg->px, (int)fg->py,
+           (int)fg->pz);
+  tcpu_launch_fail(g->launch, text);
+  atomic_store_explicit(g->stop, 1, memory_order_relaxed);
+}
 
 /* Programs [begin, end) in linear order, x fastest; the coordinates are stepped rather
  * than divided out per program because tiny programs are common. The caller has bound the
- * launch to this thread. */
+ * launch to this thread. A fault stops the range (see above). */
 static void run_range(const grid_t *g, int64_t begin, int64_t end) {
+  fault_guard_t *fg = &fault_guard;
+  ensure_altstack(fg);
+  if (sigsetjmp(fg->jump, 0)) {
+    record_fault(g, fg);
+    return;
+  }
   int64_t plane = (int64_t)g->gx * g->gy;
   int32_t z = (int32_t)(begin / plane);
   int64_t r = begin % plane;
   int32_t y = (int32_t)(r / g->gx);
   int32_t x = (int32_t)(r % g->gx);
+  fg->armed = 1;
   for (int64_t i = begin; i < end; ++i) {
+    fg->px = x, fg->py = y, fg->pz = z;
     g->fn(g->args, x, y, z, g->gx, g->gy, g->gz);
     if (++x == g->gx) {
       x = 0;
@@ -378,6 +493,7 @@ static void run_range(const grid_t *g, int64_t begin, int64_t end) {
       }
     }
   }
+  fg->armed = 0;
 }
 
 /* What a thread does around the programs it runs. */
@@ -430,6 +546,8 @@ static void run_shares(const grid_t *g, share_t *shares, int threads, int me, in
   for (int k = 0; k < (stealing ? threads : 1); ++k) {
     share_t *sh = &shares[(me + k) % threads];
     for (;;) {
+      if (atomic_load_explicit(g->stop, memory_order_relaxed))
+        break;
       int64_t i = atomic_fetch_add_explicit(&sh->next, sh->batch, memory_order_relaxed);
       if (i >= sh->end)
         break;
@@ -477,6 +595,12 @@ static void *run_worker(void *p) {
   return NULL;
 }
 
+static void *run_worker_thread(void *p) {
+  run_worker(p);
+  release_altstack();
+  return NULL;
+}
+
 /* Plain threads, created for this launch only. */
 static void run_grid_pthreads(const grid_t *g, share_t *shares, int threads, int stealing) {
   worker_t *workers = malloc((size_t)threads * sizeof *workers);
@@ -487,7 +611,7 @@ static void run_grid_pthreads(const grid_t *g, share_t *shares, int threads, int
   for (int i = 0; i < threads; ++i)
     workers[i] = (worker_t){g, shares, threads, i, stealing, 0, 0};
   for (int i = 1; i < threads; ++i)
-    workers[i].started = pthread_create(&workers[i].thread, NULL, run_worker, &workers[i]) == 0;
+    workers[i].started = pthread_create(&workers[i].thread, NULL, run_worker_thread, &workers[i]) == 0;
   run_worker(&workers[0]);
   for (int i = 1; i < threads; ++i) {
     if (workers[i].started)
@@ -879,6 +1003,8 @@ static PyObject *launcher_vectorcall(PyObject *self_obj, PyObject *const *argv, 
   tcpu_launch_t launch;
   tcpu_launch_init(&launch);
   grid.launch = &launch;
+  _Atomic int stop = 0;
+  grid.stop = &stop;
   if (bounds_check) {
     fill_ranges(objs, self->spec, k, ranges);
     launch.ranges = ranges;
@@ -1148,6 +1274,7 @@ PyMODINIT_FUNC PyInit_triton_cpu_launcher(void) {
     return NULL;
   if (PyType_Ready(&LauncherType) < 0)
     return NULL;
+  install_fault_handler();
   if (pthread_atfork(NULL, NULL, note_fork_child) != 0) {
     PyErr_SetString(PyExc_RuntimeError, "pthread_atfork failed");
     return NULL;
