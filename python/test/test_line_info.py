@@ -62,7 +62,7 @@ def test_gdb_breaks_on_a_kernel_source_line(tmp_path):
     assert re.search(rf"^{STORE_LINE}\s+tl.store\(out_ptr \+ offs, x \+ y, mask=mask\)$", out, re.M), out[-3000:]
     # The kernel is the launcher's entry itself: its caller is the launcher's program loop.
     assert "#0  add_kernel () at vector_add.py" in out, out[-3000:]
-    assert re.search(r"^#1  .* in run_programs", out, re.M), out[-3000:]
+    assert re.search(r"^#1  .* in run_range", out, re.M), out[-3000:]
     assert "correct" in out  # the kernel ran to completion after the breakpoint
 
 
