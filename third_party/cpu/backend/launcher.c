@@ -373,9 +373,11 @@ typedef struct {
  * device assert) and stops the launch (this thread runs no more programs, the others none
  * after their current batch). A fault anywhere else goes to the handler installed before
  * this module's (Python's faulthandler, or the default action, which ends the process).
- * The handler runs on an alternate signal stack, set up per thread, so that a kernel that
- * overflows its stack is caught too. What the kernel wrote before the fault stays written:
- * the message says so. */
+ * The handler runs on an alternate signal stack set up per thread (where the kernel also
+ * saves the AMX tile state; a fault from overflowing the thread's own stack could not run
+ * on that stack). What the kernel wrote before the fault stays written: the message says
+ * so. Not undone either: a lock a faulting kernel held (tt.atomic_cas spin locks) stays
+ * held. */
 typedef struct {
   sigjmp_buf jump;
   volatile sig_atomic_t armed;
