@@ -222,13 +222,11 @@ def _shim_fla():
     return fla
 
 
-def _package_without_init(name, path=None):
-    """Registers package `name` (found on sys.path, or at `path`) without running its
-    __init__.py, so that its submodules import on their own."""
-    if path is None:
-        path = importlib.util.find_spec(name).submodule_search_locations
+def _package_without_init(name):
+    """Registers package `name` (found on sys.path, or in its parent package once that is
+    registered) without running its __init__.py, so that its submodules import on their own."""
     package = types.ModuleType(name)
-    package.__path__ = list(path)
+    package.__path__ = list(importlib.util.find_spec(name).submodule_search_locations)
     sys.modules[name] = package
     return package
 
@@ -270,7 +268,7 @@ def _shim_unsloth():
     # ./unsloth_compiled_cache in whatever directory the tests run from: kept with the libraries.
     os.environ.setdefault("UNSLOTH_COMPILE_LOCATION", str(libs_dir() / "unsloth_compiled_cache"))
     unsloth = _package_without_init("unsloth")
-    _package_without_init("unsloth.kernels", [os.path.join(unsloth.__path__[0], "kernels")])
+    _package_without_init("unsloth.kernels")
     zoo = _package_without_init("unsloth_zoo")
     zoo.DEVICE_TYPE = "cuda"  # what the zoo's __init__ exports under that fallback
     if not torch.backends.cuda.is_built():
