@@ -134,6 +134,46 @@ def test_tutorial_matmul(M, N, K, dtype, transposed_b):
     torch.testing.assert_close(c, ref, rtol=tol, atol=tol * 4)
 
 
+# Block shapes against the micro-kernel's register tiles (dot._register_tile): at 512 bits
+# 6 x 4 (16 and 64 rows: a last row of 4 micro-tile rows; 128: of 2), 12 x 2 (32 x 32: of
+# 8), 8 x 2 below 24 rows, one vector wide; at 256 bits 6 x 2 (4 rows left from 16 and 64,
+# 2 from 32). With prefetch (a K loop's operands) the micro-tiles run column by column and
+# B is packed by the first row; without, row by row.
+@pytest.mark.parametrize("vector_bits", [256, 512])
+@pytest.mark.parametrize("blocks", [(16, 64, 32), (64, 64, 16), (128, 128, 16), (32, 32, 16), (16, 32, 16),
+                                    (16, 16, 32), (8, 64, 16)], ids=str)
+@pytest.mark.parametrize("prefetch", [True, False])
+def test_register_tiles(vector_bits, blocks, prefetch):
+    BM, BN, BK = blocks
+    M, N, K = 150, 140, 72
+    g = torch.Generator().manual_seed(BM * BN + BK)
+    a, b = torch.randn(M, K, generator=g), torch.randn(K, N, generator=g)
+    c = torch.empty(M, N)
+    grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN), )
+    matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                        c.stride(1), BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=4, vector_bits=vector_bits,
+                        prefetch=prefetch)
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("vector_bits", [256, 512])
+@pytest.mark.parametrize("M, N", [(64, 64), (32, 32), (16, 16)])
+def test_register_tiles_int8_and_batched(vector_bits, M, N):
+    """One dot outside a loop (row order) in i32 (a multiply and an add per step, not an
+    FMA) and a 3-D dot (an outer batch loop), on the register tiles above."""
+    g = torch.Generator().manual_seed(M + N)
+    a = torch.randint(-128, 127, (M, 32), generator=g, dtype=torch.int8)
+    b = torch.randint(-128, 127, (32, N), generator=g, dtype=torch.int8)
+    out = torch.empty(M, N, dtype=torch.int32)
+    dot_kernel[(1, )](a, b, None, out, M=M, N=N, K=32, ACC=False, PRECISION="ieee", OUT=tl.int32,
+                      vector_bits=vector_bits, amx=False)
+    assert torch.equal(out, a.int() @ b.int())
+    x, y = torch.randn(2, M, 16, generator=g), torch.randn(2, 16, N, generator=g)
+    out = torch.empty(2, M, N)
+    batched_dot_kernel[(1, )](x, y, out, B=2, M=M, N=N, K=16, vector_bits=vector_bits)
+    torch.testing.assert_close(out.double(), torch.bmm(x.double(), y.double()), rtol=1e-5, atol=1e-4)
+
+
 @triton.jit
 def dot_scaled_kernel(a_ptr, sa_ptr, b_ptr, sb_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
                       TA: tl.constexpr, TB: tl.constexpr, SCALE_A: tl.constexpr, SCALE_B: tl.constexpr):

@@ -1,14 +1,19 @@
 // RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=256}' | FileCheck %s
 // RUN: triton-cpu-opt %s -p 'convert-triton-to-tcpu{vector-bits=256},cse' | FileCheck %s --check-prefix=SPREAD
 
-// tt.dot: both operands packed to buffers, then a K loop carrying a 4 x 2 tile of
-// 8-lane accumulators updated with vector FMAs on a broadcast of A.
+// tt.dot: both operands packed to buffers, then for each 6 x 2 micro-tile of 8-lane
+// accumulators a K loop carrying them, updated with vector FMAs on a broadcast of A: the
+// first row of micro-tiles, a loop over the other full ones (one here), then the last 4
+// of the 16 rows as a 4 x 2 micro-tile.
 // CHECK-LABEL: func.func public @dot
 // CHECK-COUNT-3: memref.alloca
-// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK: memref.load
 // CHECK: vector.broadcast {{.*}} : f32 to vector<8xf32>
 // CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK-NOT: tt.dot
 tt.func public @dot(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
   %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
@@ -103,22 +108,18 @@ tt.func public @dot_scaled(%a: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %s: !tt
 }
 
 // A `spread` prefetch before a dot (prefetch-next-program's, for the next K block) is
-// issued by the micro-kernel: in the loop over the rows of 4 x 2 micro-tiles of 8 lanes
-// (inside the loop over their columns), each of the 8 x 2 micro-tiles prefetches 4 of the
-// tile's 64 lines (32 rows of two lines), one every 8 steps of its K loop: a loop over its
-// 4 lines, each a prefetch and then 8 steps. None before the dot. (Both K loops, the first
-// row's that packs B and the other rows', are built so.)
+// issued by the micro-kernel. The micro-tiles are 6 x 2 of 8 lanes: in each of the 2
+// columns, the first row of them, a loop over the other full rows (6 to 30), then the
+// last 2 rows (2 x 2). Each of the 12 micro-tiles prefetches 6 of the tile's 64 lines (32
+// rows of two lines), one every 4 steps of its K loop: a loop over its 6 lines, each a
+// prefetch and then 4 steps, then the last 8 steps. None before the dot.
 // SPREAD-LABEL: func.func public @dot_spread_prefetch
 // SPREAD-NOT: tcpu.prefetch
 // The micro-tiles run column by column: B's packed copy is one column's panel (K x 16).
 // SPREAD: memref.alloca() {{.*}} : memref<32x16xf32>
 // SPREAD-NOT: tcpu.prefetch
-// SPREAD: %[[C4:.*]] = arith.constant 4 : index
-// SPREAD-NEXT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4]] {
-// SPREAD-NOT: tcpu.prefetch
-// SPREAD: scf.if
-// SPREAD-NOT: tcpu.prefetch
-// SPREAD: scf.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} iter_args
+// SPREAD: %[[C6:.*]] = arith.constant 6 : index
+// SPREAD-NEXT: scf.for %{{.*}} = %{{.*}} to %[[C6]] step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // SPREAD-NOT: scf.for
 // SPREAD: "tcpu.prefetch"(%{{.*}}) : (!tt.ptr<f32>) -> ()
 // SPREAD-NOT: tcpu.prefetch
@@ -126,16 +127,17 @@ tt.func public @dot_scaled(%a: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %s: !tt
 // SPREAD-NOT: tcpu.prefetch
 // SPREAD: math.fma
 // SPREAD-NOT: tcpu.prefetch
-// SPREAD: } else {
+// SPREAD: scf.for %{{.*}} = %[[C6]] to %{{.*}} step %[[C6]] {
 // SPREAD-NOT: tcpu.prefetch
-// SPREAD: scf.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} iter_args
+// SPREAD: scf.for %{{.*}} = %{{.*}} to %[[C6]] step %{{.*}} iter_args
 // SPREAD-NOT: scf.for
 // SPREAD: "tcpu.prefetch"(%{{.*}}) : (!tt.ptr<f32>) -> ()
 // SPREAD-NOT: tcpu.prefetch
-// SPREAD: scf.for {{.*}} iter_args
-// SPREAD-NOT: tcpu.prefetch
 // SPREAD: math.fma
 // SPREAD-NOT: tcpu.prefetch
+// SPREAD: scf.for %{{.*}} = %{{.*}} to %[[C6]] step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// SPREAD-NOT: scf.for
+// SPREAD: "tcpu.prefetch"(%{{.*}}) : (!tt.ptr<f32>) -> ()
 // SPREAD: return
 tt.func public @dot_spread_prefetch(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
   %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
@@ -161,23 +163,28 @@ tt.func public @dot_spread_prefetch(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32
 }
 
 // B loaded by its own tt.load (A another): no copy loop for B before the micro-kernel.
-// The first row of 4 x 2 micro-tiles (i == 0) loads B from memory in its K loop and
-// stores each vector to the packed buffer; the later rows read that buffer.
+// The first row of 6 x 2 micro-tiles, emitted apart (no branch on the row), loads B from
+// memory in its K loop and stores each vector to the packed buffer; the later rows (a
+// loop over the other full ones, then the last 4 rows) read that buffer.
 // CHECK-LABEL: func.func public @dot_b_packed_by_first_row
 // CHECK: "tcpu.vload"
 // CHECK: vector.store
 // CHECK-NOT: "tcpu.vload"
-// CHECK: arith.cmpi eq
-// CHECK-NEXT: scf.if
+// CHECK-NOT: scf.if
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: %[[B0:.*]] = "tcpu.vload"({{.*}}) {{.*}} -> vector<8xf32>
 // CHECK-NEXT: vector.store %[[B0]], %[[PACKED:.*]][
 // CHECK: math.fma {{.*}}, %[[B0]], {{.*}} : vector<8xf32>
-// CHECK: } else {
+// CHECK-NOT: "tcpu.vload"
+// CHECK: scf.for
 // CHECK-NOT: "tcpu.vload"
 // CHECK: vector.load %[[PACKED]][
 // CHECK-NOT: "tcpu.vload"
 // CHECK: math.fma
+// CHECK-NOT: "tcpu.vload"
+// CHECK: vector.load %[[PACKED]][
+// CHECK-NOT: "tcpu.vload"
+// CHECK: return
 tt.func public @dot_b_packed_by_first_row(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %b: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
   %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
   %c16 = arith.constant dense<16> : tensor<16x1xi32>

@@ -415,14 +415,25 @@ def _result(low, em, out, c_buf, acc_elem):
 
 def _register_tile(low, acc_elem, M: int, N: int) -> tuple[int, int, int]:
     """(MR, NR, VL): the micro-tile is MR rows by NR vectors of VL lanes. MR x NR
-    accumulators, NR vectors of B and a broadcast of A stay in registers: 8 x 2 fits
-    AVX-512's 32 registers (and hides the FMA latency better: 1024^3 fp32 and bf16 both
-    ~8% faster than 4 x 2 on Zen 5), 4 x 2 AVX2's 16."""
+    accumulators, NR vectors of B and a broadcast of A stay in registers, as many
+    accumulators as fit: with AVX-512's 32 registers 6 x 4 (12 x 2 where N is two vectors
+    wide), with AVX2's 16 6 x 2 (4 x 2 for integers, whose multiply and add need a
+    register more). MR need not divide M (micro_kernel's last row of micro-tiles is
+    narrower); where M has fewer than two such rows, 8 x 2 and 4 x 2.
+    Measured on a 2-core Xeon (a C loop of one micro-tile over operands in the L1, 2
+    threads): 8 x 2 zmm 391-399 GFLOP/s, 6 x 4 411-414, 12 x 2 398-429 (bare FMAs 466);
+    4 x 2 ymm (16 registers) 210-212, 6 x 2 240-249. 8 x 2 had been ~8% faster than 4 x 2
+    on Zen 5 (1024^3 fp32 and bf16)."""
     lanes = max(1, low.config.vector_bits // max(8, bits(acc_elem)))
     VL = min(lanes, N)
+    wide = low.config.vector_bits >= 512
+    if wide and N >= 4 * VL and M >= 12:
+        return 6, 4, VL
     NR = 2 if N >= 2 * VL else 1
-    MR = min(8 if low.config.vector_bits >= 512 else 4, M)
-    return MR, NR, VL
+    MR = (12 if wide else 0 if isinstance(acc_elem, IntegerType) else 6) if NR == 2 else 0
+    if MR and M >= 2 * MR:
+        return MR, NR, VL
+    return min(8 if wide else 4, M), NR, VL
 
 
 def _packed_by_first_row(low, b: SSAValue, acc_elem, out_shape) -> bool:
@@ -507,7 +518,7 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
     MR, NR, VL = _register_tile(low, acc_elem, M, N)
     b_elem = element_type(b_src.type) if b_src is not None else None
     prefetches = low.spread_prefetches.pop(op, [])
-    column_order = bool(prefetches) and not batch and M % MR == 0 and N % (NR * VL) == 0
+    column_order = bool(prefetches) and not batch
     # B packed by the first row of micro-tiles: column by column, one column's panel (K x
     # NR*VL) is all the later rows read, so one panel's buffer serves every column and
     # leaves L1 to C and A (2048^3, 128 x 128 x 64 on the Xeon, best of 30: 66.6-67.1 ->
@@ -526,15 +537,15 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
     # loop a step per line (`shares`); else all before its K loop. S is a power of two:
     # 10-step groups (3 lines in 32 steps) were 9% slower than one burst of 3 before the
     # loop (1024^3, 64 x 128 x 32, 256-bit vectors), 8-step ones as fast.
-    tiles = (M // MR) * (N // (NR * VL))
+    tiles = -(-M // MR) * (N // (NR * VL))
     shares = _prefetch_shares(prefetches, tiles, K) if column_order else None
     if shares is not None:
         S = 1 << ((K // sum(share[2] for share in shares)).bit_length() - 1)
 
-    def tile(e, idx):
+    def tile(e, idx, mr):
         pre = idx[:-2]
         i0, j0 = idx[-2], idx[-1]
-        rows = [e.idx_add(i0, m) for m in range(MR)]
+        rows = [e.idx_add(i0, m) for m in range(mr)]
         cols = [e.idx_add(j0, n * VL) for n in range(NR)]
         accs = [e.load_buffer(c_buf, pre + (r, c), VL) for r in rows for c in cols]
         if prefetches:
@@ -593,13 +604,9 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
                 carried = le.for_loop(k0, K, 1, carried, lambda k_em, k, a: step(k_em, k, a, first_row))
             return carried
 
-        if b_src is None:
-            accs = k_loop(e)
-        elif isinstance(i0, int) and i0 == 0:  # a single row of micro-tiles
-            accs = k_loop(e, True)
-        else:
-            first = e.emit(arith.CmpiOp(e.as_ssa_index(i0), e.const_index(0), "eq"))
-            accs = e.if_else(first, [x.type for x in accs], lambda yes: k_loop(yes, True), lambda no: k_loop(no))
+        # The first row of micro-tiles is emitted apart from the loop over the others
+        # (row_tiles), so its index is the constant 0.
+        accs = k_loop(e, b_src is not None and isinstance(i0, int) and i0 == 0)
         for (r, c), v in zip([(r, c) for r in rows for c in cols], accs):
             e.store_buffer(v, c_buf, pre + (r, c))
 
@@ -614,13 +621,35 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
     # every row of micro-tiles reads again (2048^3 fp32 on Zen 3, 64 x 128 x 32 tiles:
     # 106-108 -> 103-106 ms; the prefetches in row order were 15% slower).
     # (hints.py hands only 2-D tiles to a dot, so a batched dot has none.)
+    full = M - M % MR
+
+    def row_tiles(e, body):
+        """body(emitter, i0, rows) for each row of micro-tiles: the first MR rows (i0 the
+        constant 0), the other MR-row ones in a loop, then the last M % MR rows. The first
+        row stays out of the loop: with B packed by it, a branch on i0 == 0 whose two K
+        loops both carry the accumulators made LLVM spill 7 of 24 of them in the other
+        rows' loop (64 x 64 x 32 tiles, 6 x 4: 31% slower than 8 x 2 with the branch)."""
+        body(e, 0, MR)
+        if full > MR:
+            e.for_loop(MR, full, MR, [], lambda r_em, i0, _: body(r_em, i0, MR) or [])
+        if M % MR:
+            body(e, full, M % MR)
+
+    def column_tiles(e, body):
+        """body(emitter, j0) for each column of micro-tiles (N is a multiple of NR * VL)."""
+        if N == NR * VL:
+            body(e, 0)
+        else:
+            e.for_loop(0, N, NR * VL, [], lambda c_em, j0, _: body(c_em, j0) or [])
+
     if column_order:
-        low.nest_steps(em, (N, M), [NR * VL, MR], lambda e, idx: tile(e, (idx[1], idx[0])))
+        column_tiles(em, lambda e, j0: row_tiles(e, lambda r_em, i0, mr: tile(r_em, (i0, j0), mr)))
     else:
-        for ptr, step in prefetches:  # all at once (not reached with power-of-2 shapes)
+        for ptr, step in prefetches:  # all at once (a batched dot's: hints.py hands it none)
             hints.issue_all(low, em, ptr, step)
         prefetches = []
-        low.nest_steps(em, batch + (M, N), [1] * len(batch) + [MR, NR * VL], tile)
+        low.nest_steps(em, batch, [1] * len(batch), lambda e, pre: row_tiles(
+            e, lambda r_em, i0, mr: column_tiles(r_em, lambda c_em, j0: tile(c_em, pre + (i0, j0), mr))))
     _result(low, em, out, c_buf, acc_elem)
 
 
