@@ -134,11 +134,12 @@ def test_tutorial_matmul(M, N, K, dtype, transposed_b):
     torch.testing.assert_close(c, ref, rtol=tol, atol=tol * 4)
 
 
-# Block shapes against the micro-kernel's register tiles (dot._register_tile): at 512 bits
-# 6 x 4 (16 and 64 rows: a last row of 4 micro-tile rows; 128: of 2), 12 x 2 (32 x 32: of
-# 8), 8 x 2 below 24 rows, one vector wide; at 256 bits 6 x 2 (4 rows left from 16 and 64,
-# 2 from 32). With prefetch (a K loop's operands) the micro-tiles run column by column and
-# B is packed by the first row; without, row by row.
+# Block shapes against the micro-kernel's register tiles (dot._register_tile). At 512 bits:
+# 6 x 4 (16 x 64 and 64 x 64 leave a last row of 4 rows, 128 x 128 one of 2), 12 x 2 (32 x
+# 32 leaves 8), 8 x 2 (16 x 32, 8 x 64: too few rows for the larger tiles), 8 x 1 (16 x 16).
+# At 256 bits: 6 x 2 (16 and 64 rows leave 4, 128 leaves 2, 32 leaves 2), 4 x 2 (8 x 64).
+# With prefetch (a K loop's operands) the micro-tiles run column by column and B is packed
+# by the first row; without, row by row.
 @pytest.mark.parametrize("vector_bits", [256, 512])
 @pytest.mark.parametrize("blocks", [(16, 64, 32), (64, 64, 16), (128, 128, 16), (32, 32, 16), (16, 32, 16),
                                     (16, 16, 32), (8, 64, 16)], ids=str)

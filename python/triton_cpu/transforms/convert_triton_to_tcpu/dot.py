@@ -427,13 +427,15 @@ def _register_tile(low, acc_elem, M: int, N: int) -> tuple[int, int, int]:
     lanes = max(1, low.config.vector_bits // max(8, bits(acc_elem)))
     VL = min(lanes, N)
     wide = low.config.vector_bits >= 512
-    if wide and N >= 4 * VL and M >= 12:
-        return 6, 4, VL
-    NR = 2 if N >= 2 * VL else 1
-    MR = (12 if wide else 0 if isinstance(acc_elem, IntegerType) else 6) if NR == 2 else 0
-    if MR and M >= 2 * MR:
+    NR = 4 if wide and N >= 4 * VL else 2 if N >= 2 * VL else 1
+    MR = _TALL_ROWS.get((wide, NR), 0)
+    if MR and M >= 2 * MR and (wide or not isinstance(acc_elem, IntegerType)):
         return MR, NR, VL
-    return min(8 if wide else 4, M), NR, VL
+    return min(8 if wide else 4, M), min(NR, 2), VL
+
+
+# Rows of the larger micro-tiles (_register_tile), by (32 vector registers, NR).
+_TALL_ROWS = {(True, 4): 6, (True, 2): 12, (False, 2): 6}
 
 
 def _packed_by_first_row(low, b: SSAValue, acc_elem, out_shape) -> bool:
