@@ -18,6 +18,8 @@ static tcpu_launch_t *current_launch(void) {
   return bound_launch ? bound_launch : &fallback_launch;
 }
 
+static _Atomic int64_t launches;
+
 void tcpu_launch_init(tcpu_launch_t *l) {
   /* Not the whole struct: the message buffers are written only on a failure, and this
    * runs on every launch. */
@@ -28,6 +30,7 @@ void tcpu_launch_init(tcpu_launch_t *l) {
   atomic_init(&l->error_state, 0);
   atomic_init(&l->violations, 0);
   atomic_init(&l->violation_state, 0);
+  l->id = atomic_fetch_add_explicit(&launches, 1, memory_order_relaxed) + 1;
 }
 
 void tcpu_launch_bind(tcpu_launch_t *l) { bound_launch = l; }
@@ -304,4 +307,36 @@ void *tcpu_scratch(size_t bytes) {
   scratch_buf = aligned_alloc(64, size);
   scratch_size = scratch_buf ? size : 0;
   return scratch_buf;
+}
+
+static _Thread_local void *panel_buf;
+static _Thread_local size_t panel_size;
+static _Thread_local int64_t panel_launch; /* the launch whose tags panel_buf holds, 0 none */
+
+void *tcpu_panel_cache(size_t tag_bytes, size_t bytes) {
+  if (bytes > panel_size) {
+    free(panel_buf);
+    size_t size = (bytes + 63) & ~(size_t)63;
+    panel_buf = aligned_alloc(64, size);
+    panel_size = panel_buf ? size : 0;
+    panel_launch = 0;
+    if (!panel_buf)
+      return NULL;
+  }
+  int64_t id = bound_launch ? bound_launch->id : 0;
+  if (id == 0 || id != panel_launch) {
+    memset(panel_buf, 0, tag_bytes);
+    panel_launch = id;
+  }
+  return panel_buf;
+}
+
+void tcpu_thread_release(void) {
+  free(scratch_buf);
+  scratch_buf = NULL;
+  scratch_size = 0;
+  free(panel_buf);
+  panel_buf = NULL;
+  panel_size = 0;
+  panel_launch = 0;
 }

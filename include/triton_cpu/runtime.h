@@ -129,6 +129,7 @@ typedef struct {
   TCPU_ATOMIC(int64_t) violations;    /* lanes that failed a check */
   TCPU_ATOMIC(int32_t) violation_state; /* 0 none, 2 being written, 1 recorded */
   tcpu_violation_t first;
+  int64_t id;                          /* unique per launch in the process (from 1) */
 } tcpu_launch_t;
 
 /* Zeroes `l` (no error, no ranges: every access unchecked). */
@@ -162,6 +163,18 @@ size_t tcpu_launch_error_message(tcpu_launch_t *l, char *buf, size_t size);
  * Returns a 64-byte aligned buffer of at least `bytes`, valid until the next call
  * on the same thread with a larger size. */
 void *tcpu_scratch(size_t bytes);
+
+/* Per-thread cache of packed dot operands shared by the programs of one launch (the
+ * shared-panels pass, tile kernels of convert-triton-to-tcpu/dot.py). Returns a 64-byte
+ * aligned buffer of at least `bytes` whose first `tag_bytes` are zero at the calling
+ * thread's first call in each launch, and at every call of a thread with no launch bound
+ * (nothing is then shared between calls): a kernel marks what it packed there with tags
+ * and finds it again in the later programs of the launch. Its other contents persist
+ * between calls while the size asked for does not grow. NULL if it cannot be allocated. */
+void *tcpu_panel_cache(size_t tag_bytes, size_t bytes);
+
+/* Frees the calling thread's scratch arena and panel cache (a thread about to end). */
+void tcpu_thread_release(void);
 
 /* Streaming (non-temporal) stores: a launch whose full-vector stores write more than this
  * many bytes in all (counted by the kernel from its grid and its loops' trip counts)

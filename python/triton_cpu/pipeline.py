@@ -22,6 +22,7 @@ from triton_cpu.transforms.split_bound_check_loops import SplitBoundCheckLoops
 from triton_cpu.transforms.split_row_tiles import SplitRowTiles
 from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
 from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
+from triton_cpu.transforms.share_dot_panels import ShareDotPanels
 from triton_cpu.transforms.unroll_tile_dot_loops import UnrollTileDotLoops
 
 
@@ -35,6 +36,8 @@ def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = 
         *([UnrollTileDotLoops(amx=amx, amx_int8=amx_int8)] if amx else []),
         *([PrefetchNextProgram(indirect=not bounds_check)] if prefetch else []),
         PeelAccumulatorLoops(),
+        # not with bounds checks: a program that finds B's panels packed skips its loads
+        *([ShareDotPanels(amx=amx, amx_int8=amx_int8)] if amx and not bounds_check else []),
         ConvertTritonToTCPU(vector_bits=vector_bits, bf16_dot=bf16_dot, amx=amx, amx_int8=amx_int8),
         SplitBoundCheckLoops(),
         *([InsertBoundsChecks()] if bounds_check else []),

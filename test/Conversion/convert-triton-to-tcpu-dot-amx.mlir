@@ -181,3 +181,50 @@ tt.func public @chain_broken_by_store(%a: !tt.ptr<bf16> {tt.divisibility = 16 : 
   tt.store %op, %d1 : tensor<32x32x!tt.ptr<f32>>
   tt.return
 }
+
+// A dot marked by share-dot-panels, in a K loop: the function takes the thread's panel
+// cache at entry (tags [S + 1, 8] i64, data [S + 1, N / 32, K / 2, 64] i16: S = 64 slots
+// and the spare); each iteration looks up slot (k - lb) / step (the spare from 64 on),
+// compares the tag's state and key (B's address) and updates the tag; B's panels are
+// packed, into the slot or the spare's first panel, only where the lookup missed, and
+// the B tiles load from there.
+// CHECK-LABEL: func.func public @marked
+// CHECK: %[[TAGS:.*]], %[[DATA:.*]] = "tcpu.panel_cache"() : () -> (memref<65x8xi64>, memref<65x2x16x64xi16>)
+// CHECK: scf.for %[[K:.*]] = %c0 to %K step %c32 : i32 {
+// CHECK:   %[[REL:.*]] = arith.subi %[[K]], %c0 : i32
+// CHECK:   %[[N:.*]] = arith.divsi %[[REL]], %c32 : i32
+// CHECK:   %[[NI:.*]] = arith.index_cast %[[N]] : i32 to index
+// CHECK:   %[[IN:.*]] = arith.cmpi ult, %[[NI]], %[[S:.*]] : index
+// CHECK:   %[[SLOT:.*]] = arith.select %[[IN]], %[[NI]], %[[S]] : index
+// CHECK:   %[[STATE:.*]] = memref.load %[[TAGS]][%[[SLOT]], %{{.*}}] : memref<65x8xi64>
+// CHECK:   %[[KEY:.*]] = "tcpu.ptr_to_int"(%bk) : (!tt.ptr<bf16>) -> i64
+// CHECK:   %[[STORED:.*]] = memref.load %[[TAGS]][%[[SLOT]], %{{.*}}] : memref<65x8xi64>
+// CHECK:   arith.cmpi eq, %[[STORED]], %[[KEY]] : i64
+// CHECK:   %[[WHERE:.*]] = arith.select %[[KEPT:.*]], %[[SLOT]], %[[S]] : index
+// CHECK:   scf.if %{{.*}} {
+// CHECK:     memref.store %[[KEY]], %[[TAGS]][%[[SLOT]], %{{.*}}]
+// CHECK:   "tcpu.tile_config"()
+// CHECK:   %[[PANEL:.*]] = arith.select %[[KEPT]], %{{.*}}, %{{.*}} : index
+// CHECK:   scf.if %{{.*}} {
+// CHECK:     vector.shuffle
+// CHECK:     vector.store %{{.*}}, %[[DATA]][%[[WHERE]], %[[PANEL]], %{{.*}}, %{{.*}}] : memref<65x2x16x64xi16>, vector<64xi16>
+// CHECK:   "tcpu.tile_load"(%[[DATA]], %[[WHERE]], %[[PANEL]], %{{.*}}, %{{.*}}) <{tile = 6 : i32}>
+// CHECK:   "tcpu.tile_dot"()
+tt.func public @marked(%a: !tt.ptr<bf16>, %b: !tt.ptr<bf16>, %c: !tt.ptr<f32>, %K: i32) {
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %zero = arith.constant dense<0.0> : tensor<32x64xf32>
+  %ap = tt.splat %a : !tt.ptr<bf16> -> tensor<32x32x!tt.ptr<bf16>>
+  %r = scf.for %k = %c0 to %K step %c32 iter_args(%acc = %zero) -> (tensor<32x64xf32>) : i32 {
+    %bk = tt.addptr %b, %k : !tt.ptr<bf16>, i32
+    %bp = tt.splat %bk : !tt.ptr<bf16> -> tensor<32x64x!tt.ptr<bf16>>
+    %x = tt.load %ap : tensor<32x32x!tt.ptr<bf16>>
+    %y = tt.load %bp : tensor<32x64x!tt.ptr<bf16>>
+    "tcpu.panel_key"(%bk) <{by_iteration = true}> : (!tt.ptr<bf16>) -> ()
+    %d = tt.dot %x, %y, %acc : tensor<32x32xbf16> * tensor<32x64xbf16> -> tensor<32x64xf32>
+    scf.yield %d : tensor<32x64xf32>
+  }
+  %cp = tt.splat %c : !tt.ptr<f32> -> tensor<32x64x!tt.ptr<f32>>
+  tt.store %cp, %r : tensor<32x64x!tt.ptr<f32>>
+  tt.return
+}

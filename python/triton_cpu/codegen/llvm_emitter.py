@@ -358,11 +358,36 @@ class FunctionEmitter:
             else:
                 scratch.append((op, offset))
                 offset += size
+        self._place_panel_caches()
         if scratch:
             fn = cg.declare(self.me.module, "tcpu_scratch", cg.PTR, [cg.I64])
             base = b.call(fn, [ir.Constant(cg.I64, offset)])
             for op, off in scratch:
                 self.values[op.results[0]] = b.gep(base, [ir.Constant(cg.I64, off)], source_etype=cg.I8)
+
+    def _place_panel_caches(self):
+        """The tcpu.panel_cache ops of the function share one per-thread cache
+        (tcpu_panel_cache, one call at entry): all their tags first (zeroed at each
+        launch), then all their data, each at its own offset."""
+        ops = [op for op in self.op.walk() if op.name == "tcpu.panel_cache"]
+        if not ops:
+            return
+        def size(r):
+            n = _nbytes(self.me.scalar_type(r.type.element_type, memory=True))
+            for d in r.type.get_shape():
+                n *= d
+            return (n + 63) & ~63
+        tag_bytes = sum(size(op.tags) for op in ops)
+        total = tag_bytes + sum(size(op.data) for op in ops)
+        b = self.builder
+        fn = cg.declare(self.me.module, "tcpu_panel_cache", cg.PTR, [cg.I64, cg.I64])
+        base = b.call(fn, [ir.Constant(cg.I64, tag_bytes), ir.Constant(cg.I64, total)])
+        tag_off, data_off = 0, tag_bytes
+        for op in ops:
+            self.values[op.tags] = b.gep(base, [ir.Constant(cg.I64, tag_off)], source_etype=cg.I8)
+            self.values[op.data] = b.gep(base, [ir.Constant(cg.I64, data_off)], source_etype=cg.I8)
+            tag_off += size(op.tags)
+            data_off += size(op.data)
 
     # -- bounds-checked mode (transforms/insert_bounds_checks.py) ----------------
     _ACCESS_KINDS = {"load": 0, "store": 1, "atomic": 2}  # TCPU_ACCESS_* of runtime.h
@@ -1341,6 +1366,9 @@ class FunctionEmitter:
         pair = b.cmpxchg(ptr, cmp, val, ordering, failure)
         old = b.extract_value(pair, 0)
         return old if old.type == t else b.bitcast(old, t)
+
+    def op_tcpu_panel_cache(self, op):
+        return [self.values[r] for r in op.results]  # placed by allocate_buffers
 
     def op_tcpu_clock(self, op):
         return self.builder.call(cg.declare(self.me.module, "tcpu_clock_ns", cg.I64, []), [])

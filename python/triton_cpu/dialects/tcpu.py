@@ -230,6 +230,36 @@ class TileDotOp(IRDLOperation):
 
 
 @irdl_op_definition
+class PanelKeyOp(IRDLOperation):
+    """Marks the tt.dot right after it (share-dot-panels): its packed B operand is
+    determined by the values of `keys` (integers or pointers) within a launch; with
+    `by_iteration` it sits directly in an scf.for whose iteration number picks its cache
+    slot. Consumed by the dot's conversion."""
+    name = "tcpu.panel_key"
+    keys = var_operand_def()
+    by_iteration = prop_def(BoolAttr)
+    traits = traits_def(Pure())  # a mark: nothing between two chained dots (dot._chained_next)
+
+    def __init__(self, keys, by_iteration: bool):
+        super().__init__(operands=[list(keys)], properties={"by_iteration": BoolAttr.from_bool(by_iteration)})
+
+
+@irdl_op_definition
+class PanelCacheOp(IRDLOperation):
+    """The calling thread's cache of packed dot operands for this launch
+    (tcpu_panel_cache): `tags` (i64, zero at the thread's first program of each launch)
+    and `data`, two memrefs of static shape, one after the other. Placed at function
+    entry; its contents persist from program to program within a launch."""
+    name = "tcpu.panel_cache"
+    tags = result_def()
+    data = result_def()
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, tags_type: Attribute, data_type: Attribute):
+        super().__init__(result_types=[tags_type, data_type])
+
+
+@irdl_op_definition
 class ExternElementwiseOp(IRDLOperation):
     """A call of a C library function per element (vectorized when a vector variant exists)."""
     name = "tcpu.extern_elementwise"
@@ -491,6 +521,7 @@ TCPU = Dialect(
     "tcpu",
     [ProgramIdOp, NumProgramsOp, IotaOp, AddPtrOp, IsContiguousOp, PtrToIntOp, IntToPtrOp, BitcastOp, FpToFpOp,
      MulhiUIOp, DotBF16PairsOp, TileConfigOp, TileReleaseOp, TileZeroOp, TileLoadOp, TileStoreOp, TileDotOp,
+     PanelKeyOp, PanelCacheOp,
      ExternElementwiseOp, LoadOp, VLoadOp, GatherOp, StoreOp, VStoreOp, ScatterOp, PrintOp,
      AssertOp, AtomicRMWOp, AtomicCASOp, ClockOp, AtomicPollOp, PrefetchOp, BoundsCheckOp],
     [],

@@ -20,13 +20,14 @@ def available_passes():
     from triton_cpu.transforms.peel_accumulator_loops import PeelAccumulatorLoops
     from triton_cpu.transforms.prefetch_next_program import PrefetchNextProgram
     from triton_cpu.transforms.scoped_cse import ScopedCSE
+    from triton_cpu.transforms.share_dot_panels import ShareDotPanels
     from triton_cpu.transforms.split_bound_check_loops import SplitBoundCheckLoops
     from triton_cpu.transforms.split_row_tiles import SplitRowTiles
     from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
     from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
     from triton_cpu.transforms.unroll_tile_dot_loops import UnrollTileDotLoops
     passes = [InlinePTXMath, UniformLoopIncrements, PeelAccumulatorLoops, TransposeColumnTiles, SplitRowTiles,
-              UnrollTileDotLoops,
+              UnrollTileDotLoops, ShareDotPanels,
               PrefetchNextProgram, ConvertTritonToTCPU, SplitBoundCheckLoops,
               InsertBoundsChecks, ScopedCSE,
               CommonSubexpressionElimination, DeadCodeElimination]

@@ -600,6 +600,7 @@ static void *run_worker(void *p) {
 static void *run_worker_thread(void *p) {
   run_worker(p);
   release_altstack();
+  tcpu_thread_release();
   return NULL;
 }
 

@@ -77,11 +77,15 @@ def lower_function(f: Operation, config: Config):
     for op in ops:
         if op.name in ("tt.store", "tt.load"):
             low.axis.get(op.operands[0])
+    low.panel_keys = {op.next_op: op for op in ops if op.name == "tcpu.panel_key"}
     to_materialize = low.materialization_plan(ops)
     tensor_ops = []  # erased once dead; any left alive is unsupported
     for op in ops:
         with low.at(op):
             _lower_op(low, op, to_materialize, tensor_ops)
+    for mark in low.panel_keys.values():  # dots not lowered as tile kernels
+        mark.detach()
+        mark.erase()
     for op in low.loops_to_strip:
         control_flow.strip_yields(op)
     # Fused producers are dead now. Until nothing changes: a loop's tensor inits die only

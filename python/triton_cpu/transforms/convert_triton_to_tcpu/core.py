@@ -451,6 +451,7 @@ class FuncLowering:
         self.reduce_deferred: dict[Operation, list[SSAValue]] = {}
         # tt.dot -> the earlier dots it lowers with, as one tile kernel (dot._chained_next)
         self.dot_chains: dict[Operation, list[Operation]] = {}
+        self.panel_keys: dict[Operation, Operation] = {}  # tt.dot -> its tcpu.panel_key (shared_panels.py)
         all_ops = list(func_op.walk())
         # No streaming stores in a kernel that orders memory between programs (may_stream).
         self.stream_allowed = not any(op.name in self._ORDERING for op in all_ops)

@@ -46,7 +46,7 @@ from triton_cpu.analysis.axis_info import attr, element_type, shape_of
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith, splat_value
 
-from . import hints
+from . import hints, shared_panels
 from .transposed_pack import pack_transposed, runs_down_columns
 from .util import bits, vec_type, vector_type, widen
 
@@ -210,7 +210,10 @@ def tile_kernel(low, em, chain: list, kind: TileKind, a_buf):
     multiple of 32) is loaded, takes one tile dot product per pair of A and B tiles for
     each 64 bytes of the chain's K, and is stored back.
     Packing panel by panel keeps it in the L1 and lets the core run the next panel's
-    packing while the tile unit still works on the previous panel's products.
+    packing while the tile unit still works on the previous panel's products. A dot that
+    share-dot-panels marked packs its panels into the thread's panel cache instead, and
+    skips the packing where an earlier program of the launch left them there with the same
+    key (shared_panels.py).
 
     A block of C makes a round trip through the L1 per tile kernel, which costs as much as
     the products when K is 64 bf16 (the tutorial's 128 x 256 x 64 matmul at 1024^3 ran
@@ -241,11 +244,10 @@ def tile_kernel(low, em, chain: list, kind: TileKind, a_buf):
     # A panel row holds BN columns of 4 bytes: 2 * BN i16 (bf16 pairs or two int8 pairs);
     # dot i's rows start at row `first_rows[i]`.
     first_rows = [sum(Ks[:i]) // kind.group for i in range(len(Ks))]
-    panel = low.alloc_buffer(TensorType(IntegerType(16), (sum(Ks) // kind.group, 2 * BN)))
     prefetches = [p for d in chain for p in low.spread_prefetches.pop(d, [])]
     blocks = (M // BM) * (N // BN)
 
-    def block(e, pre, i0, j0):
+    def block(e, pre, i0, j0, panel_ref, panel_at):
         if prefetches:  # this block's share of the next iteration's lines, dealt in row order
             t = e.idx_add(e.idx_mul(e.idx_div_rem(i0, BM, 0), N // BN), e.idx_div_rem(j0, BN, 0))
             _spread_prefetches(e, prefetches, t, blocks, TILE_PREFETCH_LOCALITY)
@@ -263,7 +265,7 @@ def tile_kernel(low, em, chain: list, kind: TileKind, a_buf):
                 _tile_move(k_em, tcpu.TileLoadOp, _A_TILES[m], a_buf, pre + (r, k))
             kp = k_em.idx_div_rem(k, kind.group, 0)
             for n in range(NT):
-                _tile_move(k_em, tcpu.TileLoadOp, _B_TILES[n], panel, (kp, 2 * n * TILE_ROWS))
+                _tile_move(k_em, tcpu.TileLoadOp, _B_TILES[n], panel_ref, panel_at + (kp, 2 * n * TILE_ROWS))
             for m in range(MT):
                 for n in range(NT):
                     k_em.emit(tcpu.TileDotOp(kind.dot, _C_TILES[m * 2 + n], _A_TILES[m], _B_TILES[n]))
@@ -274,11 +276,29 @@ def tile_kernel(low, em, chain: list, kind: TileKind, a_buf):
 
     def column(e, idx):
         pre, j0 = idx[:-1], idx[-1]
-        for d, read_b, row0 in zip(chain, b_bits, first_rows):
-            _pack_group_panel(low, e, kind, d.operands[1], read_b, pre, j0, BN, panel, row0)
-        e.for_loop(0, M, BM, [], lambda m_em, i0, _: block(m_em, pre, i0, j0) or [])
+        at = cache.at(e, j0) if cache is not None else ()
+        ref = cache.ref if cache is not None else panel
 
-    b_bits = [_bit_reader(low, em, d.operands[1], kind) for d in chain]
+        def pack(p_em):
+            for d, read_b, row0 in zip(chain, readers, first_rows):
+                _pack_group_panel(low, p_em, kind, d.operands[1], read_b, pre, j0, BN, ref, row0, at)
+            return []
+        if cache is not None:
+            e.if_else(cache.pack, [], pack, lambda _: [])
+        else:
+            pack(e)
+        e.for_loop(0, M, BM, [], lambda m_em, i0, _: block(m_em, pre, i0, j0, ref, at) or [])
+
+    # B's panels: in the thread's panel cache when later programs may reuse them
+    # (shared_panels.py), else one small buffer packed column by column
+    cache = None if batch else shared_panels.open_cache(low, em, chain, sum(Ks) // kind.group, N, BN)
+    panel = low.alloc_buffer(TensorType(IntegerType(16), (sum(Ks) // kind.group, 2 * BN))) if cache is None else None
+    readers = []
+    if cache is None or not any(_copied_for_bits(low, d.operands[1], kind) for d in chain):
+        readers += [_bit_reader(low, em, d.operands[1], kind) for d in chain]
+    else:  # B's transposed copies only where the panels are packed
+        em.if_else(cache.pack, [], lambda p_em: readers.extend(
+            _bit_reader(low, p_em, d.operands[1], kind) for d in chain) or [], lambda _: [])
     em.emit(tcpu.TileConfigOp())
     if prefetches and batch:  # hints.py hands only 2-D tiles to a dot; kept general
         for ptr, pstep in prefetches:
@@ -297,13 +317,18 @@ def _bit_reader(low, em, value: SSAValue, kind: TileKind):
     instead of a gather per vector."""
     def bits(e, v, vl):
         return v if kind.bits == kind.elem else e.emit(tcpu.BitcastOp(v, vec_type(kind.bits, vl)))
-    if value not in low.buffers and _transposed_lanes(low, value, kind.acc):
+    if _copied_for_bits(low, value, kind):
         buf = pack(low, em, value, kind.acc)
 
         def read(e, idx, vl):
             return bits(e, e.emit(widen(e.load_buffer(buf, idx, vl), kind.acc, kind.elem, vl)), vl)
         return read
     return lambda e, idx, vl: bits(e, e.value(value, idx, vl), vl)
+
+
+def _copied_for_bits(low, value: SSAValue, kind: TileKind) -> bool:
+    """_bit_reader reads `value` from a transposed copy it makes first."""
+    return value not in low.buffers and bool(_transposed_lanes(low, value, kind.acc))
 
 
 def _pack_bits(low, em, a: SSAValue, kind: TileKind) -> SSAValue:
@@ -344,10 +369,10 @@ def _tile_move(e, op_class, tile: int, ref, idx):
     e.emit(op_class(tile, ref, [e.as_ssa_index(i) for i in idx]))
 
 
-def _pack_group_panel(low, e, kind: TileKind, b: SSAValue, bits, pre, j0, width: int, panel, row0: int = 0):
+def _pack_group_panel(low, e, kind: TileKind, b: SSAValue, bits, pre, j0, width: int, panel, row0: int = 0, at=()):
     """Columns [j0, j0 + width) of B ([.., K, N], batch indices `pre`; `bits` reads its bit
     patterns, _bit_reader) into `panel` (i16 [K / g, 2 * width] from row `row0`, g =
-    kind.group) in groups of g along K: row row0 + q holds B[g*q, j] .. B[g*q + g - 1, j]
+    kind.group; in a larger buffer, at the leading indices `at`) in groups of g along K: row row0 + q holds B[g*q, j] .. B[g*q + g - 1, j]
     for each column j in turn, the operand layout of a B tile. Each chunk of columns is one
     load of each of the g rows and g - 1 interleaving shuffles (int8: rows paired by bytes,
     then the pairs by 16-bit lanes)."""
@@ -370,7 +395,7 @@ def _pack_group_panel(low, e, kind: TileKind, b: SSAValue, bits, pre, j0, width:
                 pairs = [k_em.emit(tcpu.BitcastOp(interleave(k_em, rows[r], rows[r + 1], vl, kind.bits),
                                                   vector_type(i16, vl))) for r in (0, 2)]
                 out = interleave(k_em, pairs[0], pairs[1], vl, i16)
-            k_em.store_buffer(out, panel, (k_em.idx_add(q, row0), 2 * c))
+            k_em.store_buffer(out, panel, at + (k_em.idx_add(q, row0), 2 * c))
         return []
     e.for_loop(0, K // kind.group, 1, [], row_group)
 

@@ -1,0 +1,153 @@
+"""AMX dots whose packed B panels later programs of a launch reuse (share-dot-panels,
+convert_triton_to_tcpu/shared_panels.py, runtime.c: tcpu_panel_cache): results against
+float64 torch on grouped matmuls (programs on one thread share B's columns), ungrouped
+ones, K loops longer than the cache's slots, B chosen through a loaded index, B changed
+between two launches, one and two threads."""
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from triton_cpu import amx, llvm
+
+AMX = amx.available(llvm.host()) and amx.permitted()
+AMX_INT8 = AMX and llvm.host().has("amx-int8")
+needs_amx = pytest.mark.skipif(not AMX, reason="the host has no AMX-BF16 tiles, or Linux refused the tile state")
+
+
+@triton.jit
+def grouped_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """Tutorial 03's structure: grouped program order, wrapped rows and columns, K masked."""
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * tiles_n
+    row0 = (pid // per_group) * GROUP_M
+    rows = min(tiles_m - row0, GROUP_M)
+    tile_m = row0 + (pid % per_group) % rows
+    tile_n = (pid % per_group) // rows
+    rm = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a_tile = a_ptr + (rm % M)[:, None] * stride_am + rk[None, :]
+    b_tile = b_ptr + rk[:, None] * stride_bk + (rn % N)[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=c_ptr.dtype.element_ty)
+    for k0 in range(0, K, BLOCK_K):
+        a = tl.load(a_tile, mask=rk[None, :] < K - k0, other=0)
+        b = tl.load(b_tile, mask=rk[:, None] < K - k0, other=0)
+        acc = tl.dot(a, b, acc)
+        a_tile += BLOCK_K
+        b_tile += BLOCK_K * stride_bk
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def _operands(M, N, K, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.int8:
+        return (torch.randint(-128, 128, (M, K), generator=g, dtype=torch.int8),
+                torch.randint(-128, 128, (K, N), generator=g, dtype=torch.int8))
+    return torch.randn(M, K, generator=g).to(dtype), torch.randn(K, N, generator=g).to(dtype)
+
+
+def _check(c, a, b):
+    exact = a.double() @ b.double()
+    if c.dtype == torch.int32:
+        assert torch.equal(c, exact.to(torch.int32))
+        return
+    K = a.shape[1]
+    bound = K * 2.0**-23 * (a.double().abs() @ b.double().abs()) + 1e-30
+    assert (c.double() - exact).abs().le(bound).all(), (c.double() - exact).abs().max()
+
+
+def _matmul(a, b, blocks, group, threads=None, k=None):
+    M, K = a.shape
+    N = b.shape[1]
+    BM, BN, BK = blocks
+    c = torch.empty(M, N, dtype=torch.int32 if a.dtype == torch.int8 else torch.float32)
+    grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
+    extra = {"num_threads": threads} if threads else {}
+    return grouped_matmul[grid](a, b, c, M, N, K if k is None else k, a.stride(0), b.stride(0), c.stride(0),
+                                BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=group, **extra), c
+
+
+@needs_amx
+@pytest.mark.parametrize("M, N, K", [(512, 256, 512), (500, 200, 300), (256, 512, 2048)])
+@pytest.mark.parametrize("blocks", [(64, 128, 64), (32, 64, 32)])
+@pytest.mark.parametrize("group", [8, 3, 1])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_grouped_bf16_matmul(M, N, K, blocks, group, threads):
+    """Programs sharing B's columns (GROUP_M 8 and 3: runs of 8 and 3 programs on a
+    thread), none (1); ragged M, N and K (masked K tail, wrapped rows and columns); K = 2048
+    at 64 x 128 x 64: 16 chains of two iterations, more than the cache's 8 slots at that
+    width, so the later ones pack into the spare."""
+    a, b = _operands(M, N, K, torch.bfloat16, M + N + K + group)
+    kernel, c = _matmul(a, b, blocks, group, threads)
+    assert '"tcpu.panel_cache"' in kernel.asm["ttcir"] and "tdpbf16ps" in kernel.asm["asm"]
+    _check(c, a, b)
+
+
+@pytest.mark.skipif(not AMX_INT8, reason="the host has no AMX-INT8 tiles, or Linux refused the tile state")
+@pytest.mark.parametrize("group", [8, 1])
+def test_grouped_int8_matmul(group):
+    """int8 x int8 -> i32 (tdpbssd; B packed in quads along K), exact."""
+    a, b = _operands(384, 256, 640, torch.int8, group)
+    kernel, c = _matmul(a, b, (64, 128, 64), group)
+    assert '"tcpu.panel_cache"' in kernel.asm["ttcir"] and "tdpbssd" in kernel.asm["asm"]
+    _check(c, a, b)
+
+
+@needs_amx
+@pytest.mark.parametrize("N", [128, 256])
+def test_b_changed_between_launches(N):
+    """The same kernel launched again on the same tensors, B overwritten in between (then
+    a K that changes the masks): each launch packs B again (the tags are cleared at each
+    thread's first program of a launch), never reads the last launch's panels. With N =
+    BLOCK_N every program reads the same columns, so a launch's first program has the
+    key the last one ended with."""
+    a, b = _operands(256, N, 256, torch.bfloat16, 7)
+    for threads in (1, 2):
+        _matmul(a, b, (64, 128, 64), 8, threads)
+        b.copy_(torch.randn(b.shape, generator=torch.Generator().manual_seed(threads)).bfloat16())
+        _, c = _matmul(a, b, (64, 128, 64), 8, threads)
+        _check(c, a, b)
+        _, c = _matmul(a, b, (64, 128, 64), 8, threads, k=200)
+        _check(c, a[:, :200], b[:200])
+
+
+@triton.jit
+def expert_matmul(x_ptr, w_ptr, expert_ptr, y_ptr, K: tl.constexpr, N: tl.constexpr,
+                  BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    """Each block of BLOCK_M rows of x times the weight of its expert (a loaded index),
+    as a mixture-of-experts layer routes rows."""
+    pid = tl.program_id(0)
+    e = tl.load(expert_ptr + pid)
+    rm = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        x = tl.load(x_ptr + rm[:, None] * K + (k0 + rk)[None, :])
+        w = tl.load(w_ptr + e * K * N + (k0 + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(x, w, acc)
+    tl.store(y_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+@needs_amx
+@pytest.mark.parametrize("pattern", ["runs", "alternating", "one"])
+def test_b_chosen_by_a_loaded_index(pattern):
+    """B's address from an expert index loaded per program: programs with the same expert
+    share its panels (the loaded index is part of the key), the others do not."""
+    blocks, BM, K, N, E = 24, 32, 256, 128, 3
+    expert = {"runs": [i // 5 % E for i in range(blocks)], "alternating": [i % 2 for i in range(blocks)],
+              "one": [1] * blocks}[pattern]
+    g = torch.Generator().manual_seed(len(pattern))
+    x = torch.randn(blocks * BM, K, generator=g).bfloat16()
+    w = torch.randn(E, K, N, generator=g).bfloat16()
+    idx = torch.tensor(expert, dtype=torch.int32)
+    y = torch.empty(blocks * BM, N)
+    kernel = expert_matmul[(blocks,)](x, w, idx, y, K=K, N=N, BLOCK_M=BM, BLOCK_K=64)
+    assert '"tcpu.panel_cache"' in kernel.asm["ttcir"]
+    for p in range(blocks):
+        rows = slice(p * BM, (p + 1) * BM)
+        _check(y[rows], x[rows], w[expert[p]])
