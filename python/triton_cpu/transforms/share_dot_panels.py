@@ -22,10 +22,10 @@ by another program in the same launch is a race on a GPU too.
 Which dots: those that run on AMX tiles (dot.tile_kind, 2-D), whose B's computation
 reaches no tensor block argument, no op with regions or memory effects other than a
 non-volatile tt.load, and at most _MAX_KEYS key scalars (integers or pointers), in a
-function of one block whose memory writes (stores, atomics, calls; tt.print and tt.assert
-declare writes too) all come after
-the top-level op holding the dot: a program must see its own writes, and a lock taken before the K loop
-would mean programs talk to each other. The key marks `by_iteration` when the dot sits
+function of one block whose memory writes (stores, atomics, calls; tt.print and
+tt.assert declare writes too) all come after the top-level op holding the dot: a program
+must see its own writes, and a lock taken before the K loop would mean programs talk to
+each other. The key marks `by_iteration` when the dot sits
 directly in an scf.for: its cache slot is then that loop's iteration number.
 
 Measured (2-core Intel Xeon with AMX, tutorial 03's kernel, bf16, 128 x 256 x 64,
