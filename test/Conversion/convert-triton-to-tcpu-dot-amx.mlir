@@ -220,7 +220,7 @@ tt.func public @marked(%a: !tt.ptr<bf16>, %b: !tt.ptr<bf16>, %c: !tt.ptr<f32>, %
     %bp = tt.splat %bk : !tt.ptr<bf16> -> tensor<32x64x!tt.ptr<bf16>>
     %x = tt.load %ap : tensor<32x32x!tt.ptr<bf16>>
     %y = tt.load %bp : tensor<32x64x!tt.ptr<bf16>>
-    "tcpu.panel_key"(%bk) <{by_iteration = true}> : (!tt.ptr<bf16>) -> ()
+    "tcpu.panel_key"(%bk) : (!tt.ptr<bf16>) -> ()
     %d = tt.dot %x, %y, %acc : tensor<32x32xbf16> * tensor<32x64xbf16> -> tensor<32x64xf32>
     scf.yield %d : tensor<32x64xf32>
   }

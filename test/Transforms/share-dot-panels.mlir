@@ -5,11 +5,11 @@
 // the column offset %rn (from the program id), splatted, plus the loop-carried scalar
 // offset %off; the mask compares with K - k. The first scalar on each path back from B
 // that is not a function of the arguments is a key: %rn, %off, %left (not %K, not the
-// constant stride). The dot sits directly in the loop: by_iteration.
+// constant stride).
 // CHECK-LABEL: tt.func public @grouped
 // CHECK: scf.for %k = {{.*}} iter_args(%acc = %zero, %off = %c0_i64)
 // CHECK:   %left = arith.subi %K, %k : i32
-// CHECK:   "tcpu.panel_key"(%rn, %off, %left) <{by_iteration = true}> : (i32, i64, i32) -> ()
+// CHECK:   "tcpu.panel_key"(%rn, %off, %left) : (i32, i64, i32) -> ()
 // CHECK-NEXT: tt.dot
 tt.func public @grouped(%a: !tt.ptr<bf16>, %b: !tt.ptr<bf16>, %c: !tt.ptr<f32>, %K: i32, %stride: i32) {
   %c0 = arith.constant 0 : i32
@@ -57,10 +57,10 @@ tt.func public @grouped(%a: !tt.ptr<bf16>, %b: !tt.ptr<bf16>, %c: !tt.ptr<f32>, 
 
 // B's address from a loaded index (an expert's weight): the pointer computed from the
 // loaded scalar is the key (memory holds the same index for every program of the
-// launch). A dot outside any loop: not by_iteration (slot 0).
+// launch).
 // CHECK-LABEL: tt.func public @loaded_index
 // CHECK: %eb = tt.addptr %b, %e
-// CHECK: "tcpu.panel_key"(%eb) <{by_iteration = false}> : (!tt.ptr<bf16>) -> ()
+// CHECK: "tcpu.panel_key"(%eb) : (!tt.ptr<bf16>) -> ()
 // CHECK-NEXT: tt.dot
 tt.func public @loaded_index(%a: !tt.ptr<bf16>, %b: !tt.ptr<bf16>, %idx: !tt.ptr<i32>, %c: !tt.ptr<f32>) {
   %zero = arith.constant dense<0.0> : tensor<32x32xf32>
@@ -156,7 +156,7 @@ tt.func public @fp32(%a: !tt.ptr<f32>, %b: !tt.ptr<f32>, %c: !tt.ptr<f32>) {
 // (B's pointers all launch-invariant: no key, one slot).
 // CHECK-NOT: tcpu.panel_key
 // INT8-LABEL: tt.func public @int8
-// INT8: "tcpu.panel_key"() <{by_iteration = false}> : () -> ()
+// INT8: "tcpu.panel_key"() : () -> ()
 // INT8-NEXT: tt.dot
 tt.func public @int8(%a: !tt.ptr<i8>, %b: !tt.ptr<i8>, %c: !tt.ptr<i32>) {
   %zero = arith.constant dense<0> : tensor<32x32xi32>

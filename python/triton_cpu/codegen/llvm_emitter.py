@@ -343,12 +343,7 @@ class FunctionEmitter:
         allocas = [op for op in self.op.walk() if op.name == "memref.alloca"]
         stack, scratch, offset = 0, [], 0
         for op in allocas:
-            mt = op.results[0].type
-            nbytes = _nbytes(self.me.scalar_type(mt.element_type, memory=True))
-            size = nbytes
-            for d in mt.get_shape():
-                size *= d
-            size = (size + 63) & ~63
+            size = self._buffer_bytes(op.results[0].type)
             if stack + size <= self.STACK_LIMIT:
                 stack += size
                 slot = b.alloca(ir.ArrayType(cg.I8, size))
@@ -365,6 +360,13 @@ class FunctionEmitter:
             for op, off in scratch:
                 self.values[op.results[0]] = b.gep(base, [ir.Constant(cg.I64, off)], source_etype=cg.I8)
 
+    def _buffer_bytes(self, mt) -> int:
+        """Bytes of a static memref, rounded up to 64."""
+        size = _nbytes(self.me.scalar_type(mt.element_type, memory=True))
+        for d in mt.get_shape():
+            size *= d
+        return (size + 63) & ~63
+
     def _place_panel_caches(self):
         """The tcpu.panel_cache ops of the function share one per-thread cache
         (tcpu_panel_cache, one call at entry): all their tags first (zeroed at each
@@ -372,11 +374,7 @@ class FunctionEmitter:
         ops = [op for op in self.op.walk() if op.name == "tcpu.panel_cache"]
         if not ops:
             return
-        def size(r):
-            n = _nbytes(self.me.scalar_type(r.type.element_type, memory=True))
-            for d in r.type.get_shape():
-                n *= d
-            return (n + 63) & ~63
+        size = lambda r: self._buffer_bytes(r.type)
         tag_bytes = sum(size(op.tags) for op in ops)
         total = tag_bytes + sum(size(op.data) for op in ops)
         b = self.builder

@@ -232,16 +232,14 @@ class TileDotOp(IRDLOperation):
 @irdl_op_definition
 class PanelKeyOp(IRDLOperation):
     """Marks the tt.dot right after it (share-dot-panels): its packed B operand is
-    determined by the values of `keys` (integers or pointers) within a launch; with
-    `by_iteration` it sits directly in an scf.for whose iteration number picks its cache
-    slot. Consumed by the dot's conversion."""
+    determined by the values of `keys` (integers or pointers) within a launch. Consumed by
+    the dot's conversion."""
     name = "tcpu.panel_key"
     keys = var_operand_def()
-    by_iteration = prop_def(BoolAttr)
     traits = traits_def(Pure())  # a mark: nothing between two chained dots (dot._chained_next)
 
-    def __init__(self, keys, by_iteration: bool):
-        super().__init__(operands=[list(keys)], properties={"by_iteration": BoolAttr.from_bool(by_iteration)})
+    def __init__(self, keys):
+        super().__init__(operands=[list(keys)])
 
 
 @irdl_op_definition

@@ -25,8 +25,8 @@ non-volatile tt.load, and at most _MAX_KEYS key scalars (integers or pointers), 
 function of one block whose memory writes (stores, atomics, calls; tt.print and
 tt.assert declare writes too) all come after the top-level op holding the dot: a program
 must see its own writes, and a lock taken before the K loop would mean programs talk to
-each other. The key marks `by_iteration` when the dot sits
-directly in an scf.for: its cache slot is then that loop's iteration number.
+each other. (A dot directly in an scf.for takes that loop's iteration number as its cache
+slot: shared_panels.py.)
 
 Measured (2-core Intel Xeon with AMX, tutorial 03's kernel, bf16, 128 x 256 x 64,
 GROUP_M = 8, after do_bench's cache flush, one process alternating with the same kernel
@@ -35,7 +35,6 @@ unmarked): see benchmarks/RESULTS.md, "Shared B panels".
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -164,8 +163,7 @@ def mark(func: Operation, amx: bool, amx_int8: bool) -> int:
         k = keys.of(b)
         if k is None or not _writes_after(func, dot):
             continue
-        by_iteration = isinstance(dot.parent_op(), scf.ForOp)
-        dot.parent_block().insert_op_before(tcpu.PanelKeyOp(k, by_iteration), dot)
+        dot.parent_block().insert_op_before(tcpu.PanelKeyOp(k), dot)
         marked += 1
     return marked
 

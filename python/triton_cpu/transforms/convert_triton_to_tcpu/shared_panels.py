@@ -25,7 +25,7 @@ program, as before: packing every program's B into the slots (1 MiB of lines thr
 L2 per program) was 14% slower there (tutorial 03's kernel, bf16 1024^3, 128 x 256 x 64,
 after do_bench's flush; benchmarks/RESULTS.md, "Shared B panels").
 """
-from xdsl.dialects import memref
+from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType, i64
 
 from triton_cpu.dialects import tcpu
@@ -48,14 +48,14 @@ def open_cache(low, em, chain: list, rows: int, N: int, BN: int) -> "PanelCache 
         if m is not None:
             keys += [k for k in m.keys if k not in keys]
     usable = all(m is not None for m in marks) and len(keys) < _TAG
-    by_iteration = usable and all(m.by_iteration.value.data for m in marks)
     for m in marks:
         if m is not None:
             m.detach()
             m.erase()
     if not usable:
         return None
-    return PanelCache(low, em, keys, chain[0].parent_op() if by_iteration else None, rows, N, BN)
+    loop = chain[0].parent_op()  # the dots of a chain share a block
+    return PanelCache(low, em, keys, loop if isinstance(loop, scf.ForOp) else None, rows, N, BN)
 
 
 class PanelCache:
