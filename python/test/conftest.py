@@ -33,8 +33,8 @@ def _settle_vector_math():
     computed with torch.exp was wrong in one of two halves. torch 2.13 alone, no Triton:
     `torch.mm` then `x.exp()` on 32 x 320 fp32 was wrong in 4 of 30 fresh processes
     (bitwise equal to mkl_vml_kernel_sExp_L9EPnnn), a double exp in 6 of 30; with this
-    call first, the float exp in 0 of 120. It made test_amx.py's exp-chain test fail in 3
-    of 37 runs of `pytest -n 2` over test_amx.py, test_dot.py and test_shared_panels.py."""
+    call first, the float exp in 0 of 120. It made test_amx.py's exp-chain test fail in 4
+    of 52 runs of `pytest -n 2` over test_amx.py, test_dot.py and test_shared_panels.py."""
     import torch
     torch.ones(1).exp()
 
