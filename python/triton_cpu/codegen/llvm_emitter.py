@@ -374,18 +374,18 @@ class FunctionEmitter:
         ops = [op for op in self.op.walk() if op.name == "tcpu.panel_cache"]
         if not ops:
             return
-        size = lambda r: self._buffer_bytes(r.type)
-        tag_bytes = sum(size(op.tags) for op in ops)
-        total = tag_bytes + sum(size(op.data) for op in ops)
+        sizes = [(self._buffer_bytes(op.tags.type), self._buffer_bytes(op.data.type)) for op in ops]
+        tag_bytes = sum(t for t, _ in sizes)
+        total = tag_bytes + sum(d for _, d in sizes)
         b = self.builder
         fn = cg.declare(self.me.module, "tcpu_panel_cache", cg.PTR, [cg.I64, cg.I64])
         base = b.call(fn, [ir.Constant(cg.I64, tag_bytes), ir.Constant(cg.I64, total)])
         tag_off, data_off = 0, tag_bytes
-        for op in ops:
+        for op, (t, d) in zip(ops, sizes):
             self.values[op.tags] = b.gep(base, [ir.Constant(cg.I64, tag_off)], source_etype=cg.I8)
             self.values[op.data] = b.gep(base, [ir.Constant(cg.I64, data_off)], source_etype=cg.I8)
-            tag_off += size(op.tags)
-            data_off += size(op.data)
+            tag_off += t
+            data_off += d
 
     # -- bounds-checked mode (transforms/insert_bounds_checks.py) ----------------
     _ACCESS_KINDS = {"load": 0, "store": 1, "atomic": 2}  # TCPU_ACCESS_* of runtime.h
