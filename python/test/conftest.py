@@ -21,20 +21,21 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if config.getoption("--bounds-check"):
         os.environ["TRITON_CPU_BOUNDS_CHECK"] = "1"
-    _settle_vector_math()
 
 
+@pytest.fixture(scope="session", autouse=True)
 def _settle_vector_math():
-    """One small torch.exp, on this thread, before any test runs. torch's float and double
-    exp (log and others too) call MKL's vector math (VML); when a process's first VML call
-    is split over two threads (10240 elements are) after MKL's BLAS has run, one thread
-    sometimes computes its half with MKL's AVX2 "enhanced performance" kernel (about 12
-    correct bits: relative error up to 1.5e-4) instead of the accurate one, so a reference
-    computed with torch.exp was wrong in one of two halves. torch 2.13 alone, no Triton:
-    `torch.mm` then `x.exp()` on 32 x 320 fp32 was wrong in 4 of 30 fresh processes
-    (bitwise equal to mkl_vml_kernel_sExp_L9EPnnn), a double exp in 6 of 30; with this
-    call first, the float exp in 0 of 120. It made test_amx.py's exp-chain test fail in 4
-    of 52 runs of `pytest -n 2` over test_amx.py, test_dot.py and test_shared_panels.py."""
+    """One small torch.exp, on this thread, before the first test of each process that runs
+    tests (not in pytest-xdist's controller, which would import torch for nothing: 2.5 s).
+    torch's float and double exp (log and others too) call MKL's vector math (VML); when a
+    process's first VML call is split over two threads (10240 elements are) after MKL's BLAS
+    has run, one thread sometimes computes its half with MKL's AVX2 "enhanced performance"
+    kernel (about 12 correct bits: relative error up to 1.5e-4) instead of the accurate one,
+    so a reference computed with torch.exp was wrong in one of two halves. torch 2.13 alone,
+    no Triton: `torch.mm` then `x.exp()` on 32 x 320 fp32 was wrong in 4 of 30 fresh
+    processes (bitwise equal to mkl_vml_kernel_sExp_L9EPnnn), a double exp in 6 of 30; with
+    this call first, the float exp in 0 of 120. It made test_amx.py's exp-chain test fail in
+    4 of 52 runs of `pytest -n 2` over test_amx.py, test_dot.py and test_shared_panels.py."""
     import torch
     torch.ones(1).exp()
 
