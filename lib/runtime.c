@@ -299,6 +299,25 @@ int64_t tcpu_streaming_bytes = INT64_MAX;
 static _Thread_local void *scratch_buf;
 static _Thread_local size_t scratch_size;
 
+static void (*leave_program_hook)(void);
+
+void tcpu_set_leave_program(void (*hook)(void)) { leave_program_hook = hook; }
+
+/* A buffer a program needs could not be allocated: the launch fails with that reason, and
+ * the program is left through the launcher's hook (it does not return then). Without a
+ * launcher's guard the hook returns and so does NULL. */
+static void *out_of_memory(const char *what, size_t bytes) {
+  char text[256];
+  snprintf(text, sizeof text,
+           "out of memory: %zu bytes per thread for this kernel's %s could not be "
+           "allocated; the launch was stopped",
+           bytes, what);
+  tcpu_launch_fail(current_launch(), text);
+  if (leave_program_hook)
+    leave_program_hook();
+  return NULL;
+}
+
 void *tcpu_scratch(size_t bytes) {
   if (bytes <= scratch_size)
     return scratch_buf;
@@ -306,6 +325,8 @@ void *tcpu_scratch(size_t bytes) {
   size_t size = (bytes + 63) & ~(size_t)63;
   scratch_buf = aligned_alloc(64, size);
   scratch_size = scratch_buf ? size : 0;
+  if (!scratch_buf)
+    return out_of_memory("scratch arena (intermediate tensors too large for the stack)", size);
   return scratch_buf;
 }
 
@@ -321,7 +342,7 @@ void *tcpu_panel_cache(size_t tag_bytes, size_t bytes) {
     panel_size = panel_buf ? size : 0;
     panel_launch = 0;
     if (!panel_buf)
-      return NULL;
+      return out_of_memory("cache of packed dot operands", size);
   }
   int64_t id = bound_launch ? bound_launch->id : 0;
   if (id == 0 || id != panel_launch) {

@@ -161,8 +161,15 @@ size_t tcpu_launch_error_message(tcpu_launch_t *l, char *buf, size_t size);
 
 /* Per-thread scratch arena for materialized tensors too large for the stack.
  * Returns a 64-byte aligned buffer of at least `bytes`, valid until the next call
- * on the same thread with a larger size. */
+ * on the same thread with a larger size. If it cannot be allocated: the current launch
+ * fails ("out of memory") and the program is left through the hook below; NULL only
+ * where that hook returns. */
 void *tcpu_scratch(size_t bytes);
+
+/* The launcher's way out of the running program (back to where its range of programs
+ * started, as after a fault), for a buffer the program needs that could not be allocated.
+ * The hook returns when no program runs under the launcher's guard on this thread. */
+void tcpu_set_leave_program(void (*hook)(void));
 
 /* Per-thread cache of packed dot operands shared by the programs of one launch (the
  * shared-panels pass, tile kernels of convert-triton-to-tcpu/dot.py). Returns a 64-byte
@@ -170,7 +177,8 @@ void *tcpu_scratch(size_t bytes);
  * thread's first call in each launch, and at every call of a thread with no launch bound
  * (nothing is then shared between calls): a kernel marks what it packed there with tags
  * and finds it again in the later programs of the launch. Its other contents persist
- * between calls while the size asked for does not grow. NULL if it cannot be allocated. */
+ * between calls while the size asked for does not grow. Allocation failure: as
+ * tcpu_scratch's. */
 void *tcpu_panel_cache(size_t tag_bytes, size_t bytes);
 
 /* Frees the calling thread's scratch arena and panel cache (a thread about to end). */

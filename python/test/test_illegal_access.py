@@ -7,6 +7,7 @@ and raises (launcher.c, "Faults inside a kernel"). A fault outside a kernel keep
 action. Expected values come from torch or from the inputs.
 """
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -41,6 +42,12 @@ def _matmul_with_one_wild_program(a_ptr, b_ptr, c_ptr, wild_pid, offset, BLOCK: 
     a = tl.load(a_ptr + shift + r[:, None] * BLOCK + r[None, :])
     b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
     tl.store(c_ptr + pid * BLOCK * BLOCK + r[:, None] * BLOCK + r[None, :], tl.dot(a, b))
+
+
+@triton.jit
+def _row_cumsums(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), 0))  # 4 MiB of scratch arena
 
 
 def _copy(x, y, wild_pid, offset, **options):
@@ -147,3 +154,34 @@ def test_a_fault_in_a_forked_child():
         print("child", os.waitstatus_to_exitcode(status))
     """)
     assert "child 0" in r.stdout, (r.stdout, r.stderr[-2000:])
+
+
+def test_a_buffer_that_cannot_be_allocated_raises():
+    """The scratch arena of a kernel whose intermediate tensors exceed the stack is allocated
+    at its first launch on each thread; when that fails (here: the address space limited to
+    what the process has mapped), the launch raises and names the cause (runtime.c,
+    out_of_memory) instead of faulting on a NULL buffer. The next launch, with memory, works."""
+    r = _run("""
+        import re, resource, torch
+        from test_illegal_access import _row_cumsums
+        n = 2**20
+        x, y = torch.randint(-8, 8, (4 * n,)).float(), torch.zeros(4 * n)
+        compiled = _row_cumsums.warmup(x, y, BLOCK=n, grid=(4,), num_threads=2)
+        compiled._init_handles()
+        _row_cumsums[(1,)](x[:n], y[:n], BLOCK=n // 2, num_threads=2)  # threads started
+        limit = resource.getrlimit(resource.RLIMIT_AS)
+        mapped = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (mapped + (1 << 20), limit[1]))
+        try:
+            _row_cumsums[(4,)](x, y, BLOCK=n, num_threads=2)
+            print("no error")
+        except RuntimeError as e:
+            print("raised:", e)
+        resource.setrlimit(resource.RLIMIT_AS, limit)
+        _row_cumsums[(4,)](x, y, BLOCK=n, num_threads=2)
+        print("next launch right:", torch.equal(y, x.view(4, n).cumsum(1).view(-1)))
+    """)
+    assert re.search(r"raised: out of memory: 4194304 bytes per thread for this kernel's scratch arena "
+                     r".*the launch was stopped \(kernel '_row_cumsums'\)", r.stdout), (r.stdout, r.stderr[-2000:])
+    assert "next launch right: True" in r.stdout, (r.stdout, r.stderr[-2000:])
+    assert r.returncode == 0, r.stderr[-2000:]

@@ -377,7 +377,8 @@ typedef struct {
  * saves the AMX tile state; a fault from overflowing the thread's own stack could not run
  * on that stack). What the kernel wrote before the fault stays written: the message says
  * so. Not undone either: a lock a faulting kernel held (tt.atomic_cas spin locks) stays
- * held. */
+ * held. The runtime leaves a program the same way, through leave_program, when a buffer
+ * the program needs cannot be allocated (runtime.h, tcpu_scratch). */
 typedef struct {
   sigjmp_buf jump;
   volatile sig_atomic_t armed;
@@ -456,7 +457,23 @@ static void release_altstack(void) {
   fg->altstack = 0;
 }
 
+/* The runtime's tcpu_set_leave_program hook: back to run_range's sigsetjmp like a fault,
+ * with no signal (sig 0): the runtime recorded why before calling it. */
+static void leave_program(void) {
+  fault_guard_t *fg = &fault_guard;
+  if (!fg->armed)
+    return;
+  fg->armed = 0;
+  fg->sig = 0;
+  fg->addr = NULL;
+  siglongjmp(fg->jump, 1);
+}
+
 static void record_fault(const grid_t *g, const fault_guard_t *fg) {
+  if (fg->sig == 0) { /* left through leave_program: the reason is recorded already */
+    atomic_store_explicit(g->stop, 1, memory_order_relaxed);
+    return;
+  }
   char text[sizeof g->launch->error_text];
   snprintf(text, sizeof text,
            "an illegal memory access was encountered: %s at address %p in program (%d, %d, %d); "
@@ -1278,6 +1295,7 @@ PyMODINIT_FUNC PyInit_triton_cpu_launcher(void) {
   if (PyType_Ready(&LauncherType) < 0)
     return NULL;
   install_fault_handler();
+  tcpu_set_leave_program(leave_program);
   if (pthread_atfork(NULL, NULL, note_fork_child) != 0) {
     PyErr_SetString(PyExc_RuntimeError, "pthread_atfork failed");
     return NULL;
