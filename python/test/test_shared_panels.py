@@ -3,6 +3,12 @@ convert_triton_to_tcpu/shared_panels.py, runtime.c: tcpu_panel_cache): results a
 float64 torch on grouped matmuls (programs on one thread share B's columns), ungrouped
 ones, K loops longer than the cache's slots, B chosen through a loaded index, B changed
 between two launches, one and two threads."""
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
 import pytest
 import torch
 import triton
@@ -151,3 +157,39 @@ def test_b_chosen_by_a_loaded_index(pattern):
     for p in range(blocks):
         rows = slice(p * BM, (p + 1) * BM)
         _check(y[rows], x[rows], w[expert[p]])
+
+
+
+@needs_amx
+def test_a_panel_cache_that_cannot_be_allocated_raises():
+    """Each thread's panel cache is allocated at its first launch that needs one; when
+    that fails (the address space limited to what the process has mapped), the launch
+    raises and names the cause (runtime.c, out_of_memory) instead of faulting on a NULL
+    cache. The next launch, with memory, is right."""
+    code = """
+        import re, resource, torch
+        from test_shared_panels import _operands, _matmul, _check, grouped_matmul
+        a, b = _operands(256, 256, 512, torch.bfloat16, 3)
+        c = torch.empty(256, 256)
+        grouped_matmul.warmup(a, b, c, 256, 256, 512, 512, 256, 256, BLOCK_M=64, BLOCK_N=128, BLOCK_K=64,
+                              GROUP_M=8, grid=(8,), num_threads=2)._init_handles()
+        _matmul(a[:64].float(), b.float(), (64, 128, 64), 8, threads=2)  # threads started, no panel cache (fp32)
+        limit = resource.getrlimit(resource.RLIMIT_AS)
+        mapped = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (mapped + (1 << 20), limit[1]))
+        try:
+            _matmul(a, b, (64, 128, 64), 8, threads=2)
+            print("no error")
+        except RuntimeError as e:
+            print("raised:", e)
+        resource.setrlimit(resource.RLIMIT_AS, limit)
+        _, c = _matmul(a, b, (64, 128, 64), 8, threads=2)
+        _check(c, a, b)
+        print("next launch right")
+    """
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
+                       timeout=300, cwd=os.path.dirname(__file__))
+    assert re.search(r"raised: out of memory: \d+ bytes per thread for this kernel's cache of packed dot operands",
+                     r.stdout), (r.stdout, r.stderr[-2000:])
+    assert "next launch right" in r.stdout, (r.stdout, r.stderr[-2000:])
