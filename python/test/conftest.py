@@ -40,6 +40,42 @@ def _settle_vector_math():
     torch.ones(1).exp()
 
 
+_FAILING_ALIGNED_ALLOC = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+/* aligned_alloc, failing for sizes of at least TCPU_TEST_FAIL_ALLOC_FROM bytes while that
+ * variable is set (the runtime's per-thread buffers are its only callers of that size). */
+void *aligned_alloc(size_t alignment, size_t size) {
+  static void *(*real)(size_t, size_t);
+  if (!real)
+    real = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
+  const char *from = getenv("TCPU_TEST_FAIL_ALLOC_FROM");
+  if (from && size >= strtoull(from, NULL, 10))
+    return NULL;
+  return real(alignment, size);
+}
+"""
+
+
+@pytest.fixture(scope="session")
+def failing_aligned_alloc(tmp_path_factory):
+    """Environment for a subprocess whose large aligned_alloc calls fail on demand: an
+    LD_PRELOAD shim (built here with the C compiler) refuses sizes of at least
+    $TCPU_TEST_FAIL_ALLOC_FROM bytes while the process has that variable set. An
+    address-space limit (RLIMIT_AS) did not make them fail reliably: malloc serves a request
+    from a free chunk of its heap when one is large enough, which depends on what ran
+    before."""
+    d = tmp_path_factory.mktemp("failing_alloc")
+    (d / "shim.c").write_text(_FAILING_ALIGNED_ALLOC)
+    so = d / "shim.so"
+    r = subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O1", "-o", str(so), str(d / "shim.c"),
+                        "-ldl"], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"no C compiler to build the aligned_alloc shim: {r.stderr[-300:]}")
+    return dict(os.environ, LD_PRELOAD=str(so), PYTHONPATH=os.pathsep.join(sys.path))
+
+
 _BATCH_CHILD = r"""
 import importlib.util, os, sys
 import torch

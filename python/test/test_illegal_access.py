@@ -156,31 +156,30 @@ def test_a_fault_in_a_forked_child():
     assert "child 0" in r.stdout, (r.stdout, r.stderr[-2000:])
 
 
-def test_a_buffer_that_cannot_be_allocated_raises():
+
+def test_a_buffer_that_cannot_be_allocated_raises(failing_aligned_alloc):
     """The scratch arena of a kernel whose intermediate tensors exceed the stack is allocated
-    at its first launch on each thread; when that fails (here: the address space limited to
-    what the process has mapped), the launch raises and names the cause (runtime.c,
+    at its first launch on each thread; when that fails (here aligned_alloc refuses it:
+    conftest's failing_aligned_alloc), the launch raises and names the cause (runtime.c,
     out_of_memory) instead of faulting on a NULL buffer. The next launch, with memory, works."""
-    r = _run("""
-        import re, resource, torch
+    code = """
+        import os, torch
         from test_illegal_access import _row_cumsums
         n = 2**20
         x, y = torch.randint(-8, 8, (4 * n,)).float(), torch.zeros(4 * n)
-        compiled = _row_cumsums.warmup(x, y, BLOCK=n, grid=(4,), num_threads=2)
-        compiled._init_handles()
-        _row_cumsums[(1,)](x[:n], y[:n], BLOCK=n // 2, num_threads=2)  # threads started
-        limit = resource.getrlimit(resource.RLIMIT_AS)
-        mapped = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (mapped + (1 << 20), limit[1]))
+        _row_cumsums.warmup(x, y, BLOCK=n, grid=(4,), num_threads=2)._init_handles()
+        os.environ["TCPU_TEST_FAIL_ALLOC_FROM"] = str(1 << 20)
         try:
             _row_cumsums[(4,)](x, y, BLOCK=n, num_threads=2)
             print("no error")
         except RuntimeError as e:
             print("raised:", e)
-        resource.setrlimit(resource.RLIMIT_AS, limit)
+        del os.environ["TCPU_TEST_FAIL_ALLOC_FROM"]
         _row_cumsums[(4,)](x, y, BLOCK=n, num_threads=2)
         print("next launch right:", torch.equal(y, x.view(4, n).cumsum(1).view(-1)))
-    """)
+    """
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=failing_aligned_alloc, capture_output=True,
+                       text=True, timeout=300, cwd=os.path.dirname(__file__))
     assert re.search(r"raised: out of memory: 4194304 bytes per thread for this kernel's scratch arena "
                      r".*the launch was stopped \(kernel '_row_cumsums'\)", r.stdout), (r.stdout, r.stderr[-2000:])
     assert "next launch right: True" in r.stdout, (r.stdout, r.stderr[-2000:])

@@ -160,36 +160,33 @@ def test_b_chosen_by_a_loaded_index(pattern):
 
 
 
+
 @needs_amx
-def test_a_panel_cache_that_cannot_be_allocated_raises():
+def test_a_panel_cache_that_cannot_be_allocated_raises(failing_aligned_alloc):
     """Each thread's panel cache is allocated at its first launch that needs one; when
-    that fails (the address space limited to what the process has mapped), the launch
+    that fails (here aligned_alloc refuses it: conftest's failing_aligned_alloc), the launch
     raises and names the cause (runtime.c, out_of_memory) instead of faulting on a NULL
     cache. The next launch, with memory, is right."""
     code = """
-        import re, resource, torch
+        import os, torch
         from test_shared_panels import _operands, _matmul, _check, grouped_matmul
         a, b = _operands(256, 256, 512, torch.bfloat16, 3)
         c = torch.empty(256, 256)
         grouped_matmul.warmup(a, b, c, 256, 256, 512, 512, 256, 256, BLOCK_M=64, BLOCK_N=128, BLOCK_K=64,
                               GROUP_M=8, grid=(8,), num_threads=2)._init_handles()
-        _matmul(a[:64].float(), b.float(), (64, 128, 64), 8, threads=2)  # threads started, no panel cache (fp32)
-        limit = resource.getrlimit(resource.RLIMIT_AS)
-        mapped = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (mapped + (1 << 20), limit[1]))
+        os.environ["TCPU_TEST_FAIL_ALLOC_FROM"] = str(1 << 20)
         try:
             _matmul(a, b, (64, 128, 64), 8, threads=2)
             print("no error")
         except RuntimeError as e:
             print("raised:", e)
-        resource.setrlimit(resource.RLIMIT_AS, limit)
+        del os.environ["TCPU_TEST_FAIL_ALLOC_FROM"]
         _, c = _matmul(a, b, (64, 128, 64), 8, threads=2)
         _check(c, a, b)
         print("next launch right")
     """
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
-                       timeout=300, cwd=os.path.dirname(__file__))
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=failing_aligned_alloc, capture_output=True,
+                       text=True, timeout=300, cwd=os.path.dirname(__file__))
     assert re.search(r"raised: out of memory: \d+ bytes per thread for this kernel's cache of packed dot operands",
                      r.stdout), (r.stdout, r.stderr[-2000:])
     assert "next launch right" in r.stdout, (r.stdout, r.stderr[-2000:])
