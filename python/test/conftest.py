@@ -45,7 +45,8 @@ _FAILING_ALIGNED_ALLOC = r"""
 #include <dlfcn.h>
 #include <stdlib.h>
 /* aligned_alloc, failing for sizes of at least TCPU_TEST_FAIL_ALLOC_FROM bytes while that
- * variable is set (the runtime's per-thread buffers are its only callers of that size). */
+ * variable is set (in these tests' processes only the runtime's per-thread buffers ask
+ * aligned_alloc for that much). */
 void *aligned_alloc(size_t alignment, size_t size) {
   static void *(*real)(size_t, size_t);
   if (!real)

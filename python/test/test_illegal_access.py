@@ -156,7 +156,6 @@ def test_a_fault_in_a_forked_child():
     assert "child 0" in r.stdout, (r.stdout, r.stderr[-2000:])
 
 
-
 def test_a_buffer_that_cannot_be_allocated_raises(failing_aligned_alloc):
     """The scratch arena of a kernel whose intermediate tensors exceed the stack is allocated
     at its first launch on each thread; when that fails (here aligned_alloc refuses it:

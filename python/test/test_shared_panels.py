@@ -2,7 +2,7 @@
 convert_triton_to_tcpu/shared_panels.py, runtime.c: tcpu_panel_cache): results against
 float64 torch on grouped matmuls (programs on one thread share B's columns), ungrouped
 ones, K loops longer than the cache's slots, B chosen through a loaded index, B changed
-between two launches, one and two threads."""
+between two launches, one and two threads; a cache that cannot be allocated."""
 import os
 import re
 import subprocess
@@ -157,8 +157,6 @@ def test_b_chosen_by_a_loaded_index(pattern):
     for p in range(blocks):
         rows = slice(p * BM, (p + 1) * BM)
         _check(y[rows], x[rows], w[expert[p]])
-
-
 
 
 @needs_amx
