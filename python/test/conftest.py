@@ -2,6 +2,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 
 import pytest
 
@@ -61,12 +62,12 @@ void *aligned_alloc(size_t alignment, size_t size) {
 
 @pytest.fixture(scope="session")
 def failing_aligned_alloc(tmp_path_factory):
-    """Environment for a subprocess whose large aligned_alloc calls fail on demand: an
-    LD_PRELOAD shim (built here with the C compiler) refuses sizes of at least
-    $TCPU_TEST_FAIL_ALLOC_FROM bytes while the process has that variable set. An
-    address-space limit (RLIMIT_AS) did not make them fail reliably: malloc serves a request
-    from a free chunk of its heap when one is large enough, which depends on what ran
-    before."""
+    """run(code) -> CompletedProcess: `code` (dedented) run by a Python subprocess in the
+    tests' folder whose large aligned_alloc calls fail on demand: an LD_PRELOAD shim (built
+    here with the C compiler) refuses sizes of at least $TCPU_TEST_FAIL_ALLOC_FROM bytes
+    while the process has that variable set. An address-space limit (RLIMIT_AS) did not make
+    them fail reliably: malloc serves a request from a free chunk of its heap when one is
+    large enough, which depends on what ran before."""
     d = tmp_path_factory.mktemp("failing_alloc")
     (d / "shim.c").write_text(_FAILING_ALIGNED_ALLOC)
     so = d / "shim.so"
@@ -74,7 +75,12 @@ def failing_aligned_alloc(tmp_path_factory):
                         "-ldl"], capture_output=True, text=True)
     if r.returncode != 0:
         pytest.skip(f"no C compiler to build the aligned_alloc shim: {r.stderr[-300:]}")
-    return dict(os.environ, LD_PRELOAD=str(so), PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(os.environ, LD_PRELOAD=str(so), PYTHONPATH=os.pathsep.join(sys.path))
+
+    def run(code):
+        return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
+                              timeout=300, cwd=os.path.dirname(__file__))
+    return run
 
 
 _BATCH_CHILD = r"""
