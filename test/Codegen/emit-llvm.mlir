@@ -15,7 +15,8 @@
 // CHECK: call void @"llvm.prefetch.p0"(ptr %{{.*}}, i32 0, i32 2, i32 1)
 // Masked contiguous accesses are LLVM masked loads/stores on native-width vectors.
 // CHECK: call <16 x float> @"llvm.masked.load.v16f32.p0"
-// Integer division by zero must not trap: the divisor is made safe first.
+// Integer division by zero must not trap: the divisor (here lane 0 of the first step) is
+// made safe first. (A divisor all lanes share takes integer_division.py instead.)
 // CHECK: icmp eq <16 x i32>
 // CHECK: select <16 x i1>
 // CHECK: sdiv <16 x i32>
@@ -39,7 +40,7 @@ func.func public @k(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>, %n: i32) {
     "tcpu.prefetch"(%p) : (!tt.ptr<f32>) -> ()
     "tcpu.prefetch"(%p) <{locality = 2 : i32}> : (!tt.ptr<f32>) -> ()
     %v = "tcpu.vload"(%p, %m) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 0>}> : (!tt.ptr<f32>, vector<16xi1>) -> vector<16xf32>
-    %q = arith.divsi %offs, %nn : vector<16xi32>
+    %q = arith.divsi %nn, %offs : vector<16xi32>
     %qf = arith.sitofp %q : vector<16xi32> to vector<16xf32>
     %e = math.log %v : vector<16xf32>
     %r = arith.addf %e, %qf : vector<16xf32>

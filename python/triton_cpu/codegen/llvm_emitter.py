@@ -25,7 +25,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import attr as _attr
 from triton_cpu.codegen.debug_info import DebugInfo
-from triton_cpu.codegen import amx_tiles, cgutils as cg, fp8, uniform_division
+from triton_cpu.codegen import amx_tiles, cgutils as cg, fp8, integer_division, uniform_division
 from triton_cpu.analysis.loops import constant_bounds, trip_count
 from triton_cpu.codegen.lane_masks import all_lanes_test, uniform_scalar
 from triton_cpu.codegen.math_lib import INTRINSICS, MATH_OPS, VECTOR_FUNCTIONS, MathLib
@@ -853,6 +853,15 @@ class FunctionEmitter:
     def _safe_div(self, op, signed: bool, rem: bool):
         b = self.builder
         x, y = self._binary(op)
+        divisor = uniform_scalar(op.operands[1], self.v) if isinstance(x.type, ir.VectorType) else None
+        if integer_division.applies(x, divisor):  # a run-time divisor every lane shares
+            return integer_division.divide(b, x, divisor, signed, rem, lambda: self._lane_div(x, y, signed, rem))
+        return self._lane_div(x, y, signed, rem)
+
+    def _lane_div(self, x, y, signed: bool, rem: bool):
+        """x / y or x % y as LLVM divides (a vector lane by lane), with the backend's results
+        where LLVM's are undefined."""
+        b = self.builder
         t = x.type
         zero = cg.const(t, 0)
         is_zero = b.icmp_unsigned("==", y, zero)
