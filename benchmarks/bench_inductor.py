@@ -1,5 +1,5 @@
 """torch.compile on CPU: eager, Inductor's C++ backend and Inductor emitting Triton for this
-backend (`torch._inductor.config.cpu_backend = "triton"`), on eight small models.
+backend (`torch._inductor.config.cpu_backend = "triton"`), on nine small models.
 
     python benchmarks/bench_inductor.py [--threads 2] [--rounds 7] [--no-cold] [--only NAME,...]
 
@@ -110,9 +110,21 @@ def models():
                 return blk(x)
         return f, (torch.randn(8, 256, d),)
 
+    def dynamic_shapes():
+        # compiled with dynamic=True (also what Dynamo switches to when a shape changes):
+        # the sizes are kernel arguments, Inductor passes them as i64, and its index
+        # arithmetic divides by them (`xindex % ks0`, `xindex // ks0`)
+        def f(x, b):
+            h = torch.relu(x + b) * 2
+            t = (h.view(h.shape[0], -1, 8).transpose(1, 2) + 1).sin().reshape(h.shape[0], -1)
+            return h / h.sum(0, keepdim=True), t
+        f.dynamic = True
+        return f, (torch.randn(3000, 1000), torch.randn(1000))
+
     return {"pointwise chain": pointwise, "softmax": softmax, "layer norm + gelu": layer_norm_gelu,
             "reductions": reductions, "gather/index": gather_index, "bf16 mlp": bf16_mlp,
-            "mlp train step": mlp_train, "transformer block": transformer_block}
+            "mlp train step": mlp_train, "transformer block": transformer_block,
+            "dynamic shapes": dynamic_shapes}
 
 
 def variant(fn, backend):
@@ -122,7 +134,7 @@ def variant(fn, backend):
         return fn
     # Inductor options of this torch.compile only; dynamo keeps the variants' compiled code
     # apart (its cache entries are guarded by the backend that produced them).
-    return torch.compile(fn, options={"cpu_backend": backend})
+    return torch.compile(fn, dynamic=getattr(fn, "dynamic", None), options={"cpu_backend": backend})
 
 
 def _seconds_per_call(fn, args):
