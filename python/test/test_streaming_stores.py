@@ -159,6 +159,39 @@ def test_no_streaming_of_an_update_in_place(threshold, vector_bits):
     assert "vmovnt" in k.asm["asm"]
 
 
+@triton.jit
+def exp_then_normalize_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """Inductor's looped softmax shape: the exps are stored to the output in one loop and
+    read back from it, divided by their sum, in the next."""
+    row = tl.program_id(0)
+    total = tl.zeros([BLOCK], tl.float32)
+    for c in range(0, n_cols, BLOCK):
+        cols = c + tl.arange(0, BLOCK)
+        m = cols < n_cols
+        e = tl.exp(tl.load(x_ptr + row * n_cols + cols, mask=m, other=float("-inf")))
+        total += e
+        tl.store(out_ptr + row * n_cols + cols, e, mask=m)
+    s = tl.sum(total, 0)
+    for c in range(0, n_cols, BLOCK):
+        cols = c + tl.arange(0, BLOCK)
+        m = cols < n_cols
+        tl.store(out_ptr + row * n_cols + cols, tl.load(out_ptr + row * n_cols + cols, mask=m) / s, mask=m)
+
+
+@pytest.mark.skipif(not X86, reason="streaming stores are emitted for x86 only")
+@pytest.mark.parametrize("vector_bits", [256, 512])
+def test_no_streaming_into_an_argument_the_kernel_reads_back(threshold, vector_bits):
+    """Stores into an argument the kernel also loads from, through other pointer values
+    (another loop), stay cached: streamed, the loop that reads them back would read them
+    from memory."""
+    threshold(1)
+    x = torch.randn(8, 1000)
+    out = torch.empty_like(x)
+    k = exp_then_normalize_kernel[(8,)](x, out, 1000, BLOCK=256, vector_bits=vector_bits)
+    torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-7)
+    assert "vmovnt" not in k.asm["asm"]
+
+
 def _threshold_in_a_fresh_process(env_extra):
     code = ("import torch, triton, triton.language as tl\n"
             "from test_streaming_stores import scale_kernel, runtime_threshold\n"
