@@ -1,6 +1,6 @@
 """Integer division and remainder of a vector by a run-time value its lanes share
 (codegen/integer_division.py): every width, signed and unsigned, every edge of the divisor
-and the dividend, against torch's integer arithmetic in int64."""
+and the dividend, against Python's integers."""
 import random
 import re
 

@@ -34,8 +34,8 @@ Measured (2-core Intel Xeon VM, 2 threads): a broadcast add over 2^22 fp32 with 
 "dynamic shapes"` (i64 sizes) 18.0-19.1 -> 8.5-8.8 ms, against 18.4-19.2 ms for Inductor's
 C++ backend.
 
-Checked against numpy's integer division on the edge values of every width and divisor
-sign and on random values (python/test/test_integer_division.py).
+Checked against Python's integers on the edge values of every width and divisor sign and
+on random values, both vector widths (python/test/test_integer_division.py).
 """
 import llvmlite.ir as ir
 
