@@ -115,6 +115,11 @@ def freeze(builder: ir.IRBuilder, v: ir.Value) -> ir.Value:
     return instr
 
 
+def every_lane(builder: ir.IRBuilder, mask: ir.Value) -> ir.Value:
+    """An i1: every lane of the i1 vector `mask` is set (`llvm.vector.reduce.and`)."""
+    return call_intrinsic(builder, "llvm.vector.reduce.and", [mask.type], I1, [mask])
+
+
 def branch_value(builder: ir.IRBuilder, cond: ir.Value, on_true, on_false, weights=None,
                  names=("then", "else", "join")) -> ir.Value:
     """`on_true()` if cond else `on_false()`, each emitted in a block of its own and joined by

@@ -140,7 +140,7 @@ def _fast_or_full(b, x, bound, emit):
     fabs = cg.call_intrinsic(b, "llvm.fabs", [t], t, [x])
     ok = b.fcmp_ordered("<=", fabs, cg.const(t, bound))  # false for NaN
     if isinstance(t, ir.VectorType):
-        ok = cg.call_intrinsic(b, "llvm.vector.reduce.and", [ok.type], cg.I1, [ok])
+        ok = cg.every_lane(b, ok)
     return cg.branch_value(b, ok, lambda: emit(True), lambda: emit(False), weights=(1 << 20, 1),
                            names=("fast", "full", "done"))
 

@@ -66,14 +66,13 @@ def divide(b: ir.IRBuilder, x: ir.Value, d: ir.Value, signed: bool, rem: bool, g
         return _divide(b, x, d, signed, rem)
     # 64 bits: the 32-bit formulas where |x| and |d| fit in 32 bits (index arithmetic over
     # sizes Inductor passes as i64: `xindex % ks0`), checked per vector; else LLVM's.
-    mag_x, _ = _magnitude(b, x, signed)
+    x_mag = _magnitude(b, x, signed)
     mag_d, _ = _magnitude(b, d, signed)
     high = ir.Constant(cg.I64, 32)
     d_fits = b.icmp_unsigned("==", b.lshr(mag_d, high), ir.Constant(cg.I64, 0))
-    x_fits = b.icmp_unsigned("==", b.lshr(mag_x, cg.splat_const(t, high)), cg.splat_const(t, ir.Constant(cg.I64, 0)))
-    every = cg.call_intrinsic(b, "llvm.vector.reduce.and", [x_fits.type], cg.I1, [x_fits])
-    return cg.branch_value(b, b.and_(d_fits, every), lambda: _divide(b, x, d, signed, rem), general,
-                           weights=(2000, 1), names=("idiv.magic", "idiv.lanes", "idiv.join"))
+    x_fits = b.icmp_unsigned("==", b.lshr(x_mag[0], cg.splat_const(t, high)), cg.splat_const(t, ir.Constant(cg.I64, 0)))
+    return cg.branch_value(b, b.and_(d_fits, cg.every_lane(b, x_fits)), lambda: _divide(b, x, d, signed, rem, x_mag),
+                           general, weights=(2000, 1), names=("idiv.magic", "idiv.lanes", "idiv.join"))
 
 
 def _magnitude(b: ir.IRBuilder, v: ir.Value, signed: bool):
@@ -86,14 +85,15 @@ def _magnitude(b: ir.IRBuilder, v: ir.Value, signed: bool):
     return b.sub(b.xor(v, sign), sign), sign  # INT_MIN -> 2^(width - 1) unsigned
 
 
-def _divide(b: ir.IRBuilder, x: ir.Value, d: ir.Value, signed: bool, rem: bool) -> ir.Value:
-    """`divide` for lanes of 32 bits, or of 64 bits whose magnitudes (and d's) fit in 32."""
+def _divide(b: ir.IRBuilder, x: ir.Value, d: ir.Value, signed: bool, rem: bool, x_mag=None) -> ir.Value:
+    """`divide` for lanes of 32 bits, or of 64 bits whose magnitudes (and d's) fit in 32;
+    `x_mag`: x's `_magnitude`, when the caller has it already."""
     t = x.type
     elem = t.element
     n = t.count
     zero = ir.Constant(elem, 0)
     d_is_zero = b.icmp_unsigned("==", d, zero)
-    mag_x, sign_x = _magnitude(b, x, signed)
+    mag_x, sign_x = x_mag or _magnitude(b, x, signed)
     mag_d, sign_d = _magnitude(b, d, signed)
     safe_d = b.select(d_is_zero, ir.Constant(elem, 1), mag_d)
     if elem.width == 64:
@@ -119,8 +119,10 @@ def _magic(b: ir.IRBuilder, d: ir.Value):
     # (2^l - d) * 2^32 / d + 1, in 64 bits (2^l - d < 2^31 for l = 32, so no overflow)
     num = b.shl(b.sub(b.shl(ir.Constant(cg.I64, 1), l64), d64), ir.Constant(cg.I64, 32))
     m = b.trunc(b.add(b.udiv(num, d64), ir.Constant(cg.I64, 1)), cg.I32)
-    shift1 = b.select(b.icmp_unsigned("==", l, ir.Constant(cg.I32, 0)), ir.Constant(cg.I32, 0), one32)
-    shift2 = b.select(b.icmp_unsigned("==", l, ir.Constant(cg.I32, 0)), ir.Constant(cg.I32, 0), b.sub(l, one32))
+    zero32 = ir.Constant(cg.I32, 0)
+    l_zero = b.icmp_unsigned("==", l, zero32)
+    shift1 = b.select(l_zero, zero32, one32)
+    shift2 = b.select(l_zero, zero32, b.sub(l, one32))
     return m, shift1, shift2
 
 

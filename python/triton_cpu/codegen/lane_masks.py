@@ -45,7 +45,7 @@ def all_lanes_test(builder: ir.IRBuilder, mask: SSAValue, value_of) -> ir.Value:
     if scalar is not None:
         return scalar
     vec = value_of(mask)
-    return cg.call_intrinsic(builder, "llvm.vector.reduce.and", [vec.type], cg.I1, [vec])
+    return cg.every_lane(builder, vec)
 
 
 def _scalar_test(b, mask, value_of):

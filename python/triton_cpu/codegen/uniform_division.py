@@ -49,7 +49,7 @@ def divide(builder: ir.IRBuilder, a: ir.Value, s: ir.Value) -> ir.Value:
     abs_q0 = cg.call_intrinsic(b, "llvm.fabs", [vt], vt, [q0])
     in_range = b.and_(b.fcmp_ordered(">=", abs_q0, cg.const(vt, Q_MIN)),
                       b.fcmp_ordered("<=", abs_q0, cg.const(vt, Q_MAX)))
-    every = cg.call_intrinsic(b, "llvm.vector.reduce.and", [in_range.type], cg.I1, [in_range])
+    every = cg.every_lane(b, in_range)
 
     def reciprocal():
         r = cg.call_intrinsic(b, "llvm.fma", [vt], vt, [b.fneg(q0), sv, a])
