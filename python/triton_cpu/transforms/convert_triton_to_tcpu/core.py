@@ -57,7 +57,7 @@ from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith, splat_value
 from triton_cpu.errors import UnsupportedError
 
-from . import contiguity_checks, hints, reductions, store_groups, strided_loads, write_guards
+from . import contiguity_checks, hints, reductions, runtime_groups, store_groups, strided_loads, write_guards
 from .lane_groups import LaneGroup, group_size, grouped_value
 from .shape_ops import FUSED
 from .util import ELEMENTWISE_PREFIXES, INDEX, Index, bits, is_tensor, is_volatile, vec_type, vector_type
@@ -85,6 +85,7 @@ class TileEmitter:
         self.block = block
         self.before = before  # insert before this op, or at the end of the block
         self.group: LaneGroup | None = None  # set in the inner loop of a split lane loop
+        self.runtime_group: runtime_groups.RuntimeGroup | None = None  # in a run-time group's chunks
         self.cache: dict[tuple, SSAValue] = {}
 
     def emit(self, op: Operation) -> SSAValue:
@@ -115,7 +116,9 @@ class TileEmitter:
         op = scf.IfOp(cond, list(result_types), [blocks[0]], [blocks[1]])
         self.emit(op)  # first: code in the bodies may look at the loops around it
         for blk, body in zip(blocks, (then_body, else_body)):
-            yielded = body(TileEmitter(self.low, blk))
+            child = TileEmitter(self.low, blk)
+            child.runtime_group = self.runtime_group  # the same lanes
+            yielded = body(child)
             blk.add_op(scf.YieldOp(*yielded))
         return list(op.results)
 
@@ -171,6 +174,9 @@ class TileEmitter:
         g = self.group
         if g is not None and j is g.j and 0 < k < g.step and g.size % g.step == 0:
             g.shifted[out] = k
+        r = self.runtime_group
+        if r is not None and j is r.j and 0 < k < r.step:  # a chunk lies inside its group
+            r.shifted[out] = k
         return out
 
     def idx_div_rem(self, a: Index, div: int, mod: int) -> Index:
@@ -209,6 +215,9 @@ class TileEmitter:
                     hit = write_guards.read(self, v, idx, width)
                 elif self.group is not None and idx and (idx[-1] is self.group.j or idx[-1] in self.group.shifted):
                     hit = grouped_value(self, v, idx, width, lane)
+                elif self.runtime_group is not None and idx and (
+                        idx[-1] is self.runtime_group.j or idx[-1] in self.runtime_group.shifted):
+                    hit = runtime_groups.grouped_value(self, v, idx, width, lane)
                 if hit is None:
                     hit = self._value(v, idx, width, lane)
             self.cache[key] = hit
@@ -328,6 +337,10 @@ class TileEmitter:
         scalar guard is taken off; None: every lane)."""
         ptr, other = op.ptr, op.other
         elem = element_type(op.results[0].type)
+        if width > 1 and self.runtime_group is not None:
+            hit = runtime_groups.load(self, op, mask, idx, width, lane)
+            if hit is not None:
+                return hit
         shared = op if mask is op.mask else None  # a strided family shares op's own mask
         m = self.value(mask, idx, width, lane) if mask is not None else None
         o = self.value(other, idx, width, lane) if other is not None else None
@@ -622,10 +635,19 @@ class FuncLowering:
         (see lane_groups)."""
         self.nest(self.emitter_before(at), shape, vl, body, roots)
 
-    def nest(self, em: TileEmitter, shape, vl, body, roots=()):
+    def nest(self, em: TileEmitter, shape, vl, body, roots=(), one_sink=False, store_ptr=None):
+        """`one_sink`: the body stores `roots` through `store_ptr` (None: into a buffer) and
+        nothing else; only such nests may take run-time groups, which evaluate a group's
+        shared loads before its chunks' stores (the order of one store's own semantics)."""
         group = group_size(self, shape, vl, roots) if roots else None
         body = hints.with_pending_prefetches(self, em, shape, vl, body)
-        self.nest_steps(em, shape, [1] * (len(shape) - 1) + [vl], body, group)
+        steps = [1] * (len(shape) - 1) + [vl]
+        groups = runtime_groups.plan(self, shape, vl, roots, store_ptr) if one_sink and group is None else None
+        if groups is not None:
+            runtime_groups.emit_loop(self, em, shape[0], vl, groups, body,
+                                     lambda e: self.nest_steps(e, shape, steps, body))
+            return
+        self.nest_steps(em, shape, steps, body, group)
 
     def nest_steps(self, em: TileEmitter, shape, steps, body, group: int | None = None):
         """`group`: split the last dimension's loop into groups of that many lanes."""
@@ -702,7 +724,8 @@ class FuncLowering:
             return  # already there (a dot that accumulated in place)
         shape = shape_of(value)
         vl = self.vector_length(shape, [value])
-        self.nest(em, shape, vl, lambda e, idx: e.store_buffer(e.value(value, idx, vl), buf, idx), [value])
+        self.nest(em, shape, vl, lambda e, idx: e.store_buffer(e.value(value, idx, vl), buf, idx), [value],
+                  one_sink=True)
 
     def copy_buffer(self, em: TileEmitter, src, dst, tensor_type):
         shape = tuple(tensor_type.get_shape())
@@ -731,7 +754,8 @@ class FuncLowering:
         shape = shape_of(op.ptr)
         roots = self.store_roots(op)
         vl = self.vector_length(shape, roots, store_ptr=op.ptr)
-        self.nest(em, shape, vl, lambda e, idx: self.store_chunk(e, op, idx, vl), roots)
+        self.nest(em, shape, vl, lambda e, idx: self.store_chunk(e, op, idx, vl), roots, one_sink=True,
+                  store_ptr=op.ptr)
 
     def store_chunk(self, em: TileEmitter, op: Operation, idx, vl: int, stream: bool = True):
         """Tile store `op`'s `vl` lanes at `idx`; `stream`: the store may bypass the caches
@@ -740,6 +764,8 @@ class FuncLowering:
         v = em.value(val, idx, vl)
         m = em.value(mask, idx, vl) if mask is not None else None
         stream = stream and self.stream_allowed and op not in self.stores_into_loaded
+        if vl > 1 and em.runtime_group is not None and runtime_groups.store(em, op, idx, v, m, vl, stream):
+            return
         if vl > 1 and self.axis.get(ptr).contiguity[-1] >= vl:
             em.emit(tcpu.VStoreOp(em.value(ptr, idx, 1), v, m, self.alignment(ptr, vl), stream))
         elif vl == 1:
