@@ -24,21 +24,27 @@ only when a >= 0 and m > 0 at the group's start (else d = 0: the chunk is evalua
 before). A compare of a stride-1 value with a uniform one (Inductor's `xindex < xnumel`)
 changes where they meet. A sign extension of a stride-1 value, where it would wrap.
 Each group's values are those of lane j (evaluated once, before the inner loop) plus
-the lane offset times their stride. When a divisor that is the same for the whole nest
-is small (fewer than two steps of lanes), the nest runs as before instead: its groups
-would hold no whole chunk.
+the lane offset times their stride; a value an earlier nest wrote into a buffer (one
+with several consumers, like Inductor's row index that its bounds assert also reads)
+has the stride of the op that computed it, read from the buffer at lane j. When a
+divisor that is the same for the whole nest is small (fewer than two steps of lanes),
+the nest runs as before instead (a run-time branch; no groups at all for a constant
+one): its groups would hold no whole chunk. Only nests with one sink take groups (a
+store, or a buffer's materialization): the group's shared loads run before its chunks'
+stores, which is the order of one store's own semantics. 1-D nests only: Inductor's
+2-D tiles under dynamic shapes are not handled.
 """
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import scf, vector
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, i64
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, IntegerType, i64
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.ir import Operation
 
 from triton_cpu.analysis.axis_info import element_type, is_ptr, shape_of
 from triton_cpu.dialects import tcpu
-from triton_cpu.dialects.compat import arith
+from triton_cpu.dialects.compat import arith, splat_value
 
 from .strided_loads import MAX_LOAD_STRIDE
 from .util import INDEX, is_tensor, is_volatile, vector_type
@@ -133,8 +139,9 @@ def plan(low: "FuncLowering", shape, vl: int, roots, store_ptr=None) -> Plan | N
         name = op.name
         if name == "tt.splat":
             return 0
-        if name == "arith.constant":
-            return 0 if _const_splat(low, v) is not None else None
+        if name == "arith.constant":  # a splat of any type (a dense one: no stride)
+            attr = op.properties.get("value") or op.attributes.get("value")
+            return 0 if isinstance(attr, DenseIntOrFPElementsAttr) and splat_value(attr) is not None else None
         if name == "tt.make_range":
             return 1
         if name in ("arith.addi", "tt.addptr", "arith.subi"):
