@@ -323,14 +323,16 @@ class TileEmitter:
         # the unmasked memory in that half (fuzz seed 60013: test_fuzz_regressions.py,
         # test_control_flow.py::test_masked_load_hoisted_out_of_a_loop).
         cond, rest = guard
-        vt = vector_type(elem, width)
+        return self.if_else(cond, [vector_type(elem, width)], lambda e: [e._load_masked(op, rest, idx, width, lane)],
+                            lambda e: [e.masked_off(op, idx, width, lane)])[0]
 
-        def masked_off(e):
-            if op.other is not None:
-                return [e.value(op.other, idx, width, lane)]
-            zero = 0 if isinstance(elem, IntegerType) else 0.0  # a masked-off lane without `other`
-            return [e.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vt, [zero])))]
-        return self.if_else(cond, [vt], lambda e: [e._load_masked(op, rest, idx, width, lane)], masked_off)[0]
+    def masked_off(self, op, idx, width, lane) -> SSAValue:
+        """What load `op`'s `width` lanes hold where its mask is false: `other`, else zero."""
+        if op.other is not None:
+            return self.value(op.other, idx, width, lane)
+        elem = element_type(op.results[0].type)
+        zero = 0 if isinstance(elem, IntegerType) else 0.0
+        return self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type(elem, width), [zero])))
 
     def _load_masked(self, op, mask, idx, width, lane):
         """The `width` lanes of load `op` under `mask` (op.mask, or what remains of it once a

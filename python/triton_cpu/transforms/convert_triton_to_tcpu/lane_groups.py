@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import vector
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerType
 from xdsl.ir import SSAValue
 
 from triton_cpu.analysis.axis_info import element_type, is_ptr, shape_of
@@ -102,13 +102,22 @@ def grouped_value(em, v: SSAValue, idx, width: int, lane: int) -> SSAValue | Non
         return None
     if width > 1 and (lane != last or is_ptr(elem)):
         return None
-    base = g.outer.value(v, at_start, 1)
-    offset = em.idx_add(g.offset, k)  # the lane within the group
+    return from_start(em, g.outer.value(v, at_start, 1), em.idx_add(g.offset, k), elem, width)
+
+
+def from_start(em, base: SSAValue, offset, elem, width: int, stride: int = 1) -> SSAValue:
+    """A value that steps by `stride` per lane, at `offset` (an index) lanes past the lane
+    where it is `base`: a scalar (or a pointer) for width 1, else the vector of `width`
+    lanes from there (integers only)."""
+    if stride != 1:
+        offset = em.emit(arith.MuliOp(offset, em.const_index(stride)))
     if is_ptr(elem):
-        off = em.emit(arith.IndexCastOp(offset, IntegerType(32)))
-        return em.emit(tcpu.AddPtrOp(base, off, elem))
+        return em.emit(tcpu.AddPtrOp(base, em.emit(arith.IndexCastOp(offset, IntegerType(32))), elem))
     scalar = em.emit(arith.AddiOp(base, em.emit(arith.IndexCastOp(offset, elem))))
     if width == 1:
         return scalar
     vt = vector_type(elem, width)
-    return em.emit(arith.AddiOp(em.emit(vector.BroadcastOp(scalar, vt)), em.emit(tcpu.IotaOp(vt))))
+    steps = em.emit(tcpu.IotaOp(vt))
+    if stride != 1:
+        steps = em.emit(arith.MuliOp(steps, em.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vt, [stride])))))
+    return em.emit(arith.AddiOp(em.emit(vector.BroadcastOp(scalar, vt)), steps))

@@ -38,14 +38,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import scf, vector
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, IntegerType, i64
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, i64
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.ir import Operation
 
 from triton_cpu.analysis.axis_info import element_type, is_ptr, shape_of
+from triton_cpu.analysis.loops import constant_int
 from triton_cpu.dialects import tcpu
 from triton_cpu.dialects.compat import arith, splat_value
 
+from . import strided_loads
+from .lane_groups import from_start
 from .strided_loads import MAX_LOAD_STRIDE
 from .util import INDEX, is_tensor, is_volatile, vector_type
 
@@ -57,6 +60,9 @@ _DIVS = {"arith.divsi": True, "arith.divui": True, "arith.remsi": False, "arith.
 _CMP = {"slt": 0, "sge": 0, "sle": 1, "sgt": 1}
 _MIRROR = {"slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle"}
 _UNIFORM_PREFIXES = ("arith.", "math.")
+# How far `plan` follows producers: it looks through buffers, past the fusion depth limit
+# of the nest itself (core's MAX_FUSION_DEPTH), so it bounds its own recursion.
+_MAX_DEPTH = 64
 
 
 @dataclass
@@ -87,12 +93,7 @@ def _const_splat(low, v: SSAValue) -> int | None:
     if is_tensor(v):
         value = low.axis.get(v).value
         return value if isinstance(value, int) and not isinstance(value, bool) else None
-    owner = v.owner
-    if isinstance(owner, Operation) and owner.name == "arith.constant":
-        a = owner.properties.get("value") or owner.attributes.get("value")
-        if isinstance(a, IntegerAttr):
-            return a.value.data
-    return None
+    return constant_int(v)
 
 
 def _wrap(a: SSAValue, step: int, unsigned: bool = False) -> tuple:
@@ -121,16 +122,22 @@ def plan(low: "FuncLowering", shape, vl: int, roots, store_ptr=None) -> Plan | N
     bounds: list = []
     fused = set(low.fused_producers(roots))
 
+    depth = 0
+
     def stride(v: SSAValue):
+        nonlocal depth
         if not is_tensor(v):
             return 0
         if v in strides:
             return strides[v]
-        strides[v] = None  # cycles cannot happen in a nest, but stay safe
+        if depth >= _MAX_DEPTH:
+            return None  # not recorded: a shallower request may still find v's stride
         # A value the nest reads from its buffer (materialized by an earlier nest) has the
         # stride of the op that computed it: the buffer holds that op's lanes.
         owner = v.owner
+        depth += 1
         s = _stride(v) if isinstance(owner, Operation) and shape_of(v) == (n,) else None
+        depth -= 1
         strides[v] = s
         return s
 
@@ -180,9 +187,7 @@ def plan(low: "FuncLowering", shape, vl: int, roots, store_ptr=None) -> Plan | N
             sa, sb = stride(a), stride(b)
             if sa == 0 and sb == 0:
                 return 0
-            pred = op.predicate.value.data if hasattr(op, "predicate") else None
-            pred = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"][pred] \
-                if isinstance(pred, int) else pred
+            pred = op._PREDICATES[op.predicate.value.data]
             if sa == 1 and sb == 0 and pred in _CMP:
                 bounds.extend([("cmp", a, b, _CMP[pred]), _wrap(a, 1)])
                 return 0
@@ -339,24 +344,8 @@ def grouped_value(em: "TileEmitter", v: SSAValue, idx, width: int, lane: int) ->
         return scalar if width == 1 else em.emit(vector.BroadcastOp(scalar, vector_type(elem, width)))
     if width > 1 and is_ptr(elem):
         return None
-    base = g.outer.value(v, at, 1)
-    off = em.idx_add(em.emit(arith.SubiOp(g.j, g.start)), k)
-    off = em.emit(arith.MuliOp(off, em.const_index(s))) if s != 1 else off
-    if is_ptr(elem):
-        return em.emit(tcpu.AddPtrOp(base, em.emit(arith.IndexCastOp(off, IntegerType(32))), elem))
-    scalar = em.emit(arith.AddiOp(base, em.emit(arith.IndexCastOp(off, elem))))
-    if width == 1:
-        return scalar
-    vt = vector_type(elem, width)
-    steps = em.emit(tcpu.IotaOp(vt))
-    if s != 1:
-        steps = em.emit(arith.MuliOp(steps, _splat(em, s, vt)))
-    return em.emit(arith.AddiOp(em.emit(vector.BroadcastOp(scalar, vt)), steps))
-
-
-def _splat(em, value: int, vt) -> SSAValue:
-    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
-    return em.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vt, [value])))
+    offset = em.idx_add(em.emit(arith.SubiOp(g.j, g.start)), k)  # lanes past the group's start
+    return from_start(em, g.outer.value(v, at, 1), offset, elem, width, s)
 
 
 def access_stride(em: "TileEmitter", ptr: SSAValue) -> int | None:
@@ -378,16 +367,12 @@ def load(em: "TileEmitter", op: Operation, mask, idx, width: int, lane: int) -> 
     group changes nothing: a mask the group's lanes share is a branch around the access
     without it, and a pointer stepping by 1 (or by up to MAX_LOAD_STRIDE elements: a
     strided window) within the group is a vector access."""
-    from . import strided_loads
     elem = element_type(op.results[0].type)
     vt = vector_type(elem, width)
     cm = uniform_mask(em, mask)
     if cm is not None:
-        def masked_off(e):
-            if op.other is not None:
-                return [e.value(op.other, idx, width, lane)]
-            return [_splat(e, 0 if isinstance(elem, IntegerType) else 0.0, vt)]
-        return em.if_else(cm, [vt], lambda e: [e._load_masked(op, None, idx, width, lane)], masked_off)[0]
+        return em.if_else(cm, [vt], lambda e: [e._load_masked(op, None, idx, width, lane)],
+                          lambda e: [e.masked_off(op, idx, width, lane)])[0]
     ptr = op.ptr
     s = access_stride(em, ptr)
     if s is None or not 1 <= s <= MAX_LOAD_STRIDE or em.low.axis.get(ptr).contiguity[lane] >= width:
