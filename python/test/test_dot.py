@@ -286,6 +286,28 @@ def test_bf16_dot_instruction(M, N, K, vector_bits):
     assert uses == (K % 2 == 0 and N % (vector_bits // 32) == 0)
 
 
+# The pair product's register tiles (dot._register_tile): at 512 bits 4 x 4 where N is four
+# vectors wide (16 x 64, 128 x 128, 64 x 256), 12 x 2 and 8 x 2 below; at 256 bits 6 x 2.
+# M = 150 and N = 140 leave ragged last blocks (masked loads and stores).
+@pytest.mark.skipif(not HAS_BF16_DOT, reason="the host has no vdpbf16ps (AVX512-BF16)")
+@pytest.mark.parametrize("vector_bits", [256, 512])
+@pytest.mark.parametrize("blocks", [(16, 64, 32), (128, 128, 64), (64, 256, 32), (32, 32, 16), (8, 64, 16)],
+                         ids=str)
+@pytest.mark.parametrize("prefetch", [True, False])
+def test_bf16_dot_register_tiles(vector_bits, blocks, prefetch):
+    BM, BN, BK = blocks
+    M, N, K = 150, 140, 72
+    g = torch.Generator().manual_seed(BM * BN + BK)
+    a, b = torch.randn(M, K, generator=g).bfloat16(), torch.randn(K, N, generator=g).bfloat16()
+    c = torch.empty(M, N)
+    grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN), )
+    k = matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                            c.stride(1), BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=4, vector_bits=vector_bits,
+                            prefetch=prefetch, bf16_dot=True, amx=False)
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-5 * K)
+    assert "vdpbf16ps" in k.asm["asm"]
+
+
 @pytest.mark.parametrize("choice", [None, False])
 def test_bf16_dot_default_follows_the_host(choice):
     """Without the option, vdpbf16ps is used only on AMD Zen cores that have it (on Intel's

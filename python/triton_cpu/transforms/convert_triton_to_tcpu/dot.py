@@ -438,13 +438,19 @@ def _result(low, em, out, c_buf, acc_elem):
     low.buffers[out] = c_buf
 
 
-def _register_tile(low, acc_elem, M: int, N: int) -> tuple[int, int, int]:
+def _register_tile(low, acc_elem, M: int, N: int, pairs: bool = False) -> tuple[int, int, int]:
     """(MR, NR, VL): the micro-tile is MR rows by NR vectors of VL lanes. MR x NR
     accumulators, NR vectors of B and a broadcast of A stay in registers, as many
     accumulators as fit: with AVX-512's 32 registers 6 x 4 (12 x 2 where N is two vectors
     wide), with AVX2's 16 6 x 2 (4 x 2 for integers, whose multiply and add need a
     register more). MR need not divide M (micro_kernel's last row of micro-tiles is
     narrower); where M has fewer than two such rows, 8 x 2 and 4 x 2.
+    The bf16 pair product (`pairs`: vdpbf16ps, 512-bit) takes 4 x 4: on a Zen 5 a C loop
+    of one micro-tile over packed pairs in the L1 (K/2 = 32 steps, as BLOCK_K = 64 gives)
+    ran 4 x 4 at 465 GFLOP/s per core, 6 x 4 at 442 and 8 x 4 at 410 (the instruction's
+    peak: 495); tutorial 03's kernel, bf16 1024^3, 2 threads, warm: 128 x 128 x 64 743 ->
+    800-826 GFLOP/s, 64 x 256 x 64 721 -> 805 (6 x 4 also leaves a 2- or 4-row edge
+    there). fp32 FMAs on the same host keep 6 x 4 (427 against 415 GFLOP/s at 64 x 256 x 64).
     Measured on a 2-core Xeon (a C loop of one micro-tile over operands in the L1, 2
     threads): 8 x 2 zmm 391-399 GFLOP/s, 6 x 4 411-414, 12 x 2 398-429 (bare FMAs 466);
     4 x 2 ymm (16 registers) 210-212, 6 x 2 240-249. 8 x 2 had been ~8% faster than 4 x 2
@@ -453,6 +459,8 @@ def _register_tile(low, acc_elem, M: int, N: int) -> tuple[int, int, int]:
     VL = min(lanes, N)
     wide = low.config.vector_bits >= 512
     NR = 4 if wide and N >= 4 * VL else 2 if N >= 2 * VL else 1
+    if pairs and wide and NR == 4 and M >= 4:
+        return 4, 4, VL
     MR = _TALL_ROWS.get((wide, NR), 0)
     if MR and M >= 2 * MR and (wide or not isinstance(acc_elem, IntegerType)):
         return MR, NR, VL
@@ -542,7 +550,7 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
     K = a_buf.type.get_shape()[-1]
     is_float = not isinstance(acc_elem, IntegerType)
     c_buf = _accumulator(low, em, c0, acc_elem, out_elem, (a_buf, b_buf))
-    MR, NR, VL = _register_tile(low, acc_elem, M, N)
+    MR, NR, VL = _register_tile(low, acc_elem, M, N, pairs=combine is not None)
     b_elem = element_type(b_src.type) if b_src is not None else None
     prefetches = low.spread_prefetches.pop(op, [])
     column_order = bool(prefetches) and not batch
