@@ -1,8 +1,9 @@
-"""AMX dots whose packed B panels later programs of a launch reuse (share-dot-panels,
-convert_triton_to_tcpu/shared_panels.py, runtime.c: tcpu_panel_cache): results against
-float64 torch on grouped matmuls (programs on one thread share B's columns), ungrouped
-ones, K loops longer than the cache's slots, B chosen through a loaded index, B changed
-between two launches, one and two threads; a cache that cannot be allocated."""
+"""Dots whose packed B later programs of a launch reuse (share-dot-panels,
+convert_triton_to_tcpu/shared_panels.py, runtime.c: tcpu_panel_cache), on both paths that
+pack B: AMX tiles' panels and vdpbf16ps's pairs. Results against float64 torch on grouped
+matmuls (programs on one thread share B's columns), ungrouped ones, K loops longer than
+the cache's slots, B chosen through a loaded index, B changed between two launches, one
+and two threads; a cache that cannot be allocated."""
 import re
 
 import pytest
@@ -15,6 +16,13 @@ from triton_cpu import amx, llvm
 AMX = amx.available(llvm.host()) and amx.permitted()
 AMX_INT8 = AMX and llvm.host().has("amx-int8")
 needs_amx = pytest.mark.skipif(not AMX, reason="the host has no AMX-BF16 tiles, or Linux refused the tile state")
+BF16_DOT = llvm.host().has("avx512bf16")
+# The two packings of B, by launch options: AMX tiles (the default where the host has
+# them), vdpbf16ps pairs (AMX off, the instruction asked for).
+PATHS = [pytest.param("amx", marks=needs_amx),
+         pytest.param("pairs", marks=pytest.mark.skipif(not BF16_DOT, reason="the host has no vdpbf16ps (AVX512-BF16)"))]
+OPTIONS = {"amx": {}, "pairs": {"amx": False, "bf16_dot": True}}
+INSTRUCTION = {"amx": "tdpbf16ps", "pairs": "vdpbf16ps"}
 
 
 @triton.jit
@@ -62,30 +70,42 @@ def _check(c, a, b):
     assert (c.double() - exact).abs().le(bound).all(), (c.double() - exact).abs().max()
 
 
-def _matmul(a, b, blocks, group, threads=None, k=None):
+def _matmul(a, b, blocks, group, threads=None, k=None, path="amx"):
     M, K = a.shape
     N = b.shape[1]
     BM, BN, BK = blocks
     c = torch.empty(M, N, dtype=torch.int32 if a.dtype == torch.int8 else torch.float32)
     grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
-    extra = {"num_threads": threads} if threads else {}
+    extra = {"num_threads": threads, **OPTIONS[path]} if threads else OPTIONS[path]
     return grouped_matmul[grid](a, b, c, M, N, K if k is None else k, a.stride(0), b.stride(0), c.stride(0),
                                 BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=group, **extra), c
 
 
-@needs_amx
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("M, N, K", [(512, 256, 512), (500, 200, 300), (256, 512, 2048)])
 @pytest.mark.parametrize("blocks", [(64, 128, 64), (32, 64, 32)])
 @pytest.mark.parametrize("group", [8, 3, 1])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_grouped_bf16_matmul(M, N, K, blocks, group, threads):
+def test_grouped_bf16_matmul(M, N, K, blocks, group, threads, path):
     """Programs sharing B's columns (GROUP_M 8 and 3: runs of 8 and 3 programs on a
     thread), none (1); ragged M, N and K (masked K tail, wrapped rows and columns); K = 2048
-    at 64 x 128 x 64: 16 chains of two iterations, more than the cache's 8 slots at that
-    width, so the later ones pack into the spare."""
+    at 64 x 128 x 64: on AMX 16 chains of two iterations, more than the cache's 8 slots at
+    that width, so the later ones pack into the spare (the pairs: 32 iterations, 64 slots
+    of 16 KiB)."""
     a, b = _operands(M, N, K, torch.bfloat16, M + N + K + group)
-    kernel, c = _matmul(a, b, blocks, group, threads)
-    assert '"tcpu.panel_cache"' in kernel.asm["ttcir"] and "tdpbf16ps" in kernel.asm["asm"]
+    kernel, c = _matmul(a, b, blocks, group, threads, path=path)
+    assert '"tcpu.panel_cache"' in kernel.asm["ttcir"] and INSTRUCTION[path] in kernel.asm["asm"]
+    _check(c, a, b)
+
+
+@pytest.mark.skipif(not BF16_DOT, reason="the host has no vdpbf16ps (AVX512-BF16)")
+def test_pairs_beyond_the_slots():
+    """vdpbf16ps pairs of a K loop of 80 iterations (BLOCK_K 32, 64 columns: 4 KiB a
+    slot, 64 slots): the iterations past the last slot pack into the spare, every
+    program; two threads, grouped."""
+    a, b = _operands(256, 128, 80 * 32, torch.bfloat16, 11)
+    kernel, c = _matmul(a, b, (32, 64, 32), 4, 2, path="pairs")
+    assert '"tcpu.panel_cache"' in kernel.asm["ttcir"] and "vdpbf16ps" in kernel.asm["asm"]
     _check(c, a, b)
 
 
@@ -99,9 +119,9 @@ def test_grouped_int8_matmul(group):
     _check(c, a, b)
 
 
-@needs_amx
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("N", [128, 256])
-def test_b_changed_between_launches(N):
+def test_b_changed_between_launches(N, path):
     """The same kernel launched again on the same tensors, B overwritten in between (then
     a K that changes the masks): each launch packs B again (the tags are cleared at each
     thread's first program of a launch), never reads the last launch's panels. With N =
@@ -109,11 +129,11 @@ def test_b_changed_between_launches(N):
     key the last one ended with."""
     a, b = _operands(256, N, 256, torch.bfloat16, 7)
     for threads in (1, 2):
-        _matmul(a, b, (64, 128, 64), 8, threads)
+        _matmul(a, b, (64, 128, 64), 8, threads, path=path)
         b.copy_(torch.randn(b.shape, generator=torch.Generator().manual_seed(threads)).bfloat16())
-        _, c = _matmul(a, b, (64, 128, 64), 8, threads)
+        _, c = _matmul(a, b, (64, 128, 64), 8, threads, path=path)
         _check(c, a, b)
-        _, c = _matmul(a, b, (64, 128, 64), 8, threads, k=200)
+        _, c = _matmul(a, b, (64, 128, 64), 8, threads, k=200, path=path)
         _check(c, a[:, :200], b[:200])
 
 
@@ -135,9 +155,9 @@ def expert_matmul(x_ptr, w_ptr, expert_ptr, y_ptr, K: tl.constexpr, N: tl.conste
     tl.store(y_ptr + rm[:, None] * N + rn[None, :], acc)
 
 
-@needs_amx
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("pattern", ["runs", "alternating", "one"])
-def test_b_chosen_by_a_loaded_index(pattern):
+def test_b_chosen_by_a_loaded_index(pattern, path):
     """B's address from an expert index loaded per program: programs with the same expert
     share its panels (the loaded index is part of the key), the others do not."""
     blocks, BM, K, N, E = 24, 32, 256, 128, 3
@@ -148,15 +168,15 @@ def test_b_chosen_by_a_loaded_index(pattern):
     w = torch.randn(E, K, N, generator=g).bfloat16()
     idx = torch.tensor(expert, dtype=torch.int32)
     y = torch.empty(blocks * BM, N)
-    kernel = expert_matmul[(blocks,)](x, w, idx, y, K=K, N=N, BLOCK_M=BM, BLOCK_K=64)
-    assert '"tcpu.panel_cache"' in kernel.asm["ttcir"]
+    kernel = expert_matmul[(blocks,)](x, w, idx, y, K=K, N=N, BLOCK_M=BM, BLOCK_K=64, **OPTIONS[path])
+    assert '"tcpu.panel_cache"' in kernel.asm["ttcir"] and INSTRUCTION[path] in kernel.asm["asm"]
     for p in range(blocks):
         rows = slice(p * BM, (p + 1) * BM)
         _check(y[rows], x[rows], w[expert[p]])
 
 
-@needs_amx
-def test_a_panel_cache_that_cannot_be_allocated_raises(failing_aligned_alloc):
+@pytest.mark.parametrize("path", PATHS)
+def test_a_panel_cache_that_cannot_be_allocated_raises(failing_aligned_alloc, path):
     """Each thread's panel cache is allocated at its first launch that needs one; when
     that fails (here aligned_alloc refuses it: conftest's failing_aligned_alloc), the launch
     raises and names the cause (runtime.c, out_of_memory) instead of faulting on a NULL
@@ -164,22 +184,23 @@ def test_a_panel_cache_that_cannot_be_allocated_raises(failing_aligned_alloc):
     code = """
         import os, torch
         from test_shared_panels import _operands, _matmul, _check, grouped_matmul
+        from test_shared_panels import OPTIONS
         a, b = _operands(256, 256, 512, torch.bfloat16, 3)
         c = torch.empty(256, 256)
         grouped_matmul.warmup(a, b, c, 256, 256, 512, 512, 256, 256, BLOCK_M=64, BLOCK_N=128, BLOCK_K=64,
-                              GROUP_M=8, grid=(8,), num_threads=2)._init_handles()
+                              GROUP_M=8, grid=(8,), num_threads=2, **OPTIONS[PATH])._init_handles()
         os.environ["TCPU_TEST_FAIL_ALLOC_FROM"] = str(1 << 20)
         try:
-            _matmul(a, b, (64, 128, 64), 8, threads=2)
+            _matmul(a, b, (64, 128, 64), 8, threads=2, path=PATH)
             print("no error")
         except RuntimeError as e:
             print("raised:", e)
         del os.environ["TCPU_TEST_FAIL_ALLOC_FROM"]
-        _, c = _matmul(a, b, (64, 128, 64), 8, threads=2)
+        _, c = _matmul(a, b, (64, 128, 64), 8, threads=2, path=PATH)
         _check(c, a, b)
         print("next launch right")
     """
-    r = failing_aligned_alloc(code)
+    r = failing_aligned_alloc(code.replace("PATH", repr(path)))
     assert re.search(r"raised: out of memory: \d+ bytes per thread for this kernel's cache of packed dot operands",
                      r.stdout), (r.stdout, r.stderr[-2000:])
     assert "next launch right" in r.stdout, (r.stdout, r.stderr[-2000:])

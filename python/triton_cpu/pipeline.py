@@ -37,7 +37,8 @@ def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = 
         *([PrefetchNextProgram(indirect=not bounds_check)] if prefetch else []),
         PeelAccumulatorLoops(),
         # not with bounds checks: a program that finds B's panels packed skips its loads
-        *([ShareDotPanels(amx=amx, amx_int8=amx_int8)] if amx and not bounds_check else []),
+        *([ShareDotPanels(amx=amx, amx_int8=amx_int8, bf16_dot=bf16_dot)] if (amx or bf16_dot) and not bounds_check
+          else []),
         ConvertTritonToTCPU(vector_bits=vector_bits, bf16_dot=bf16_dot, amx=amx, amx_int8=amx_int8),
         SplitBoundCheckLoops(),
         *([InsertBoundsChecks()] if bounds_check else []),

@@ -38,3 +38,50 @@ tt.func public @dot_bf16(%a: !tt.ptr<bf16> {tt.divisibility = 16 : i32}, %o: !tt
   tt.store %op, %d : tensor<32x32x!tt.ptr<f32>>
   tt.return
 }
+
+// A dot marked by share-dot-panels, in a K loop: B's pairs go to the thread's panel cache
+// (data [S + 1, K / 2, N] i32: 16 x 64 pairs, 4 KiB a slot, S = 64 and the spare), at
+// slot (k - lb) / step, packed only where the lookup missed; the micro-kernel reads them
+// from there.
+// PAIRS-LABEL: func.func public @marked
+// PAIRS: %[[TAGS:.*]], %[[DATA:.*]] = "tcpu.panel_cache"() : () -> (memref<65x8xi64>, memref<65x16x64xi32>)
+// PAIRS: scf.for %[[K:.*]] = %c0 to %K step %c32 : i32 {
+// PAIRS:   %[[SLOT:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : index
+// PAIRS:   %[[KEY:.*]] = "tcpu.ptr_to_int"(%bk) : (!tt.ptr<bf16>) -> i64
+// PAIRS:   %[[WHERE:.*]] = arith.select %{{.*}}, %[[SLOT]], %{{.*}} : index
+// PAIRS:   scf.if %{{.*}} {
+// PAIRS:     arith.ori {{.*}} : vector<32xi32>
+// PAIRS:     vector.store %{{.*}}, %[[DATA]][%[[WHERE]], %{{.*}}, %{{.*}}] : memref<65x16x64xi32>, vector<32xi32>
+// PAIRS:   vector.load %[[DATA]][%[[WHERE]], %{{.*}}, %{{.*}}] : memref<65x16x64xi32>, vector<16xi32>
+// PAIRS:   "tcpu.dot_bf16_pairs"
+// Without the instruction the mark is dropped: no cache.
+// WIDEN-LABEL: func.func public @marked
+// WIDEN-NOT: tcpu.panel
+tt.func public @marked(%a: !tt.ptr<bf16>, %b: !tt.ptr<bf16>, %c: !tt.ptr<f32>, %K: i32) {
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %zero = arith.constant dense<0.0> : tensor<32x64xf32>
+  %rows = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %cols = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %re = tt.expand_dims %rows {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %ce = tt.expand_dims %cols {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %c64 = arith.constant dense<64> : tensor<32x1xi32>
+  %rs = arith.muli %re, %c64 : tensor<32x1xi32>
+  %rb = tt.broadcast %rs : tensor<32x1xi32> -> tensor<32x64xi32>
+  %cb = tt.broadcast %ce : tensor<1x64xi32> -> tensor<32x64xi32>
+  %boff = arith.addi %rb, %cb : tensor<32x64xi32>
+  %ap = tt.splat %a : !tt.ptr<bf16> -> tensor<32x32x!tt.ptr<bf16>>
+  %r = scf.for %k = %c0 to %K step %c32 iter_args(%acc = %zero) -> (tensor<32x64xf32>) : i32 {
+    %bk = tt.addptr %b, %k : !tt.ptr<bf16>, i32
+    %bs = tt.splat %bk : !tt.ptr<bf16> -> tensor<32x64x!tt.ptr<bf16>>
+    %bp = tt.addptr %bs, %boff : tensor<32x64x!tt.ptr<bf16>>, tensor<32x64xi32>
+    %x = tt.load %ap : tensor<32x32x!tt.ptr<bf16>>
+    %y = tt.load %bp : tensor<32x64x!tt.ptr<bf16>>
+    "tcpu.panel_key"(%bk) : (!tt.ptr<bf16>) -> ()
+    %d = tt.dot %x, %y, %acc : tensor<32x32xbf16> * tensor<32x64xbf16> -> tensor<32x64xf32>
+    scf.yield %d : tensor<32x64xf32>
+  }
+  %cp = tt.splat %c : !tt.ptr<f32> -> tensor<32x64x!tt.ptr<f32>>
+  tt.store %cp, %r : tensor<32x64x!tt.ptr<f32>>
+  tt.return
+}

@@ -1,5 +1,21 @@
 // RUN: triton-cpu-opt %s -p share-dot-panels | FileCheck %s
 // RUN: triton-cpu-opt %s -p 'share-dot-panels{amx-int8=true}' | FileCheck %s --check-prefix=INT8
+// RUN: triton-cpu-opt %s -p 'share-dot-panels{amx=false bf16-dot=true}' | FileCheck %s --check-prefix=PAIRS
+// RUN: triton-cpu-opt %s -p 'share-dot-panels{amx=false}' | FileCheck %s --check-prefix=NONE
+
+// Without AMX, on a host with vdpbf16ps (bf16-dot), the bf16 x bf16 -> fp32 dots are marked
+// too (the conversion packs their B as pairs into the cache); fp32 and int8 dots are not.
+// Without either, nothing is.
+// PAIRS-LABEL: tt.func public @grouped
+// PAIRS: "tcpu.panel_key"(%rn, %off, %left) : (i32, i64, i32) -> ()
+// PAIRS-NEXT: tt.dot
+// PAIRS-LABEL: tt.func public @loaded_index
+// PAIRS: "tcpu.panel_key"(%eb) : (!tt.ptr<bf16>) -> ()
+// PAIRS-LABEL: tt.func public @fp32
+// PAIRS-NOT: tcpu.panel_key
+// PAIRS-LABEL: tt.func public @int8
+// PAIRS-NOT: tcpu.panel_key
+// NONE-NOT: tcpu.panel_key
 
 // A grouped matmul's K loop (tutorial 03 after uniform-loop-increments): B's pointers are
 // the column offset %rn (from the program id), splatted, plus the loop-carried scalar

@@ -1,9 +1,11 @@
-"""share-dot-panels: marks the AMX dots whose packed B operand later programs of the same
+"""share-dot-panels: marks the dots whose packed B operand later programs of the same
 launch may reuse, with the scalars that determine it (`tcpu.panel_key`, right before the dot).
 
-Runs on TTIR when the kernel may use AMX tiles, last before convert-triton-to-tcpu. An AMX
-dot packs its B operand into the tiles' layout (pairs of bf16, quads of int8 along K;
-convert_triton_to_tcpu/dot.py, tile_kernel) in every program. In a grouped matmul
+Runs on TTIR when the kernel may use AMX tiles or vdpbf16ps, last before
+convert-triton-to-tcpu. Such a dot packs its B operand in every program: into the AMX
+tiles' layout (pairs of bf16, quads of int8 along K; convert_triton_to_tcpu/dot.py,
+tile_kernel), or as the i32 pairs of bf16 that vdpbf16ps reads (dot.pack_column_pairs).
+In a grouped matmul
 (tutorial 03, GROUP_M = 8) consecutive programs read the same columns of B, and the
 launcher gives each thread a contiguous run of programs: the same panels were packed by
 the program before. The conversion keeps a marked dot's packed B in the thread's panel
@@ -19,7 +21,9 @@ equal keys compute equal pointers, masks and `other`; B's memory holds the same 
 for both because nothing the program writes can come before the dot (below) and a write
 by another program in the same launch is a race on a GPU too.
 
-Which dots: those that run on AMX tiles (dot.tile_kind, 2-D), whose B's computation
+Which dots: 2-D ones that run on AMX tiles (dot.tile_kind) or, with `bf16_dot`, any bf16 x
+bf16 -> fp32 one (the conversion drops the mark where the dot does not run on vdpbf16ps
+after all: dot._bf16_pairs), whose B's computation
 reaches no tensor block argument, no op with regions or memory effects other than a
 non-volatile tt.load, and at most _MAX_KEYS key scalars (integers or pointers), in a
 function of one block whose memory writes (stores, atomics, calls; tt.print and
@@ -30,12 +34,15 @@ slot: shared_panels.py.)
 
 Measured (2-core Intel Xeon with AMX, tutorial 03's kernel, bf16, 128 x 256 x 64,
 GROUP_M = 8, after do_bench's cache flush, one process alternating with the same kernel
-unmarked): see benchmarks/RESULTS.md, "Shared B panels".
+unmarked): see benchmarks/RESULTS.md, "Shared B panels". vdpbf16ps on a Zen 5, the same
+kernel at 1024^3, 2 threads, one process, 5 rounds: 128 x 256 x 64 2.64 -> 2.53 ms, 128 x
+128 x 64 2.68 -> 2.59, 64 x 256 x 64 2.72 -> 2.56 (torch's bf16 matmul 2.51 ms); a C loop
+of the micro-kernel with and without B's packing had put it at 5% of the time.
 """
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float32Type, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import MemoryEffectKind, get_effects, has_effects
@@ -148,7 +155,7 @@ def _writes_after(func: Operation, dot: Operation) -> bool:
     return True
 
 
-def mark(func: Operation, amx: bool, amx_int8: bool) -> int:
+def mark(func: Operation, amx: bool, amx_int8: bool, bf16_dot: bool = False) -> int:
     """Inserts a tcpu.panel_key before each dot of `func` whose packed B may be shared;
     returns how many."""
     keys = _Keys(func)
@@ -156,9 +163,12 @@ def mark(func: Operation, amx: bool, amx_int8: bool) -> int:
     for dot in [o for o in func.walk() if o.name == "tt.dot"]:
         a, b, _ = dot.operands
         out_shape = shape_of(dot.results[0])
-        if len(out_shape) != 2 or tile_kind(element_type(a.type), element_type(b.type),
-                                            element_type(dot.results[0].type), out_shape, shape_of(a)[-1],
-                                            amx, amx_int8) is None:
+        elems = element_type(a.type), element_type(b.type), element_type(dot.results[0].type)
+        if len(out_shape) != 2:
+            continue
+        on_tiles = tile_kind(*elems, out_shape, shape_of(a)[-1], amx, amx_int8) is not None
+        # vdpbf16ps: the conversion decides (dot._bf16_pairs) and drops the mark otherwise
+        if not on_tiles and not (bf16_dot and elems == (BFloat16Type(), BFloat16Type(), Float32Type())):
             continue
         k = keys.of(b)
         if k is None or not _writes_after(func, dot):
@@ -174,7 +184,8 @@ class ShareDotPanels(ModulePass):
 
     amx: bool = True
     amx_int8: bool = False
+    bf16_dot: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func in [o for o in op.ops if o.name == "tt.func"]:
-            mark(func, self.amx, self.amx_int8)
+            mark(func, self.amx, self.amx_int8, self.bf16_dot)

@@ -105,8 +105,22 @@ def lower_dot(low, op: Operation):
         return
     em = low.emitter_before(op)
     if _bf16_pairs(low, a, b, acc_elem):
-        micro_kernel(low, em, op, pack_row_pairs(low, em, a), pack_column_pairs(low, em, b), acc_elem,
-                     lambda k_em, av, bv, acc: k_em.emit(tcpu.DotBF16PairsOp(acc, av, bv)))
+        a_pairs = pack_row_pairs(low, em, a)
+        K, N = shape_of(b)[-2:]
+        # B's pairs: in the thread's panel cache when later programs may reuse them
+        # (shared_panels.py; 2-D dots only), else a buffer of this dot's own
+        cache = None if shape_of(b)[:-2] else shared_panels.open_cache(low, em, [op], (K // 2, N), i32)
+        if cache is None:
+            b_pairs, b_pre = pack_column_pairs(low, em, b), ()
+        else:
+            b_pairs, b_pre = cache.ref, (cache.slot,)
+
+            def pack_b(p_em):
+                pack_column_pairs(low, p_em, b, (b_pairs, b_pre))
+                return []
+            em.if_else(cache.pack, [], pack_b, lambda _: [])
+        micro_kernel(low, em, op, a_pairs, b_pairs, acc_elem,
+                     lambda k_em, av, bv, acc: k_em.emit(tcpu.DotBF16PairsOp(acc, av, bv)), b_pre=b_pre)
         return
     a_buf = pack(low, em, a, acc_elem)
     if _packed_by_first_row(low, b, acc_elem, shape_of(op.results[0])):
@@ -291,8 +305,9 @@ def tile_kernel(low, em, chain: list, kind: TileKind, a_buf):
 
     # B's panels: in the thread's panel cache when later programs may reuse them
     # (shared_panels.py), else one small buffer packed column by column
-    cache = None if batch else shared_panels.open_cache(low, em, chain, sum(Ks) // kind.group, N, BN)
-    panel = low.alloc_buffer(TensorType(IntegerType(16), (sum(Ks) // kind.group, 2 * BN))) if cache is None else None
+    rows = sum(Ks) // kind.group
+    cache = None if batch else shared_panels.open_cache(low, em, chain, (N // BN, rows, 2 * BN), IntegerType(16), BN)
+    panel = low.alloc_buffer(TensorType(IntegerType(16), (rows, 2 * BN))) if cache is None else None
     readers = []
     if cache is None or not any(_copied_for_bits(low, d.operands[1], kind) for d in chain):
         readers += [_bit_reader(low, em, d.operands[1], kind) for d in chain]
@@ -511,13 +526,14 @@ def pack_row_pairs(low, em, a: SSAValue) -> SSAValue:
     return buf
 
 
-def pack_column_pairs(low, em, b: SSAValue) -> SSAValue:
+def pack_column_pairs(low, em, b: SSAValue, into=None) -> SSAValue:
     """B [.., K, N] of bf16 as an i32 buffer [.., K/2, N]: element (k, n) holds the bf16
     bits of B[2k, n] (low half) and B[2k + 1, n] (high half), the operand layout of
-    vdpbf16ps for a row of N outputs."""
+    vdpbf16ps for a row of N outputs. `into`: (memref, index prefix) to write it to
+    instead of a new buffer (a slot of the panel cache)."""
     shape = shape_of(b)
     out_shape = shape[:-2] + (shape[-2] // 2, shape[-1])
-    buf = low.alloc_buffer(TensorType(i32, out_shape))
+    buf, at = into if into is not None else (low.alloc_buffer(TensorType(i32, out_shape)), ())
     vl = low.vector_length(shape, [b])
     i16v, i32v = vector_type(IntegerType(16), vl), vector_type(i32, vl)
 
@@ -529,15 +545,16 @@ def pack_column_pairs(low, em, b: SSAValue) -> SSAValue:
             halves.append(e.emit(arith.ExtUIOp(bits16, i32v)))
         sixteen = e.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(i32v, [16])))
         high = e.emit(arith.ShLIOp(halves[1], sixteen))
-        e.store_buffer(e.emit(arith.OrIOp(halves[0], high)), buf, idx)
+        e.store_buffer(e.emit(arith.OrIOp(halves[0], high)), buf, at + idx)
     low.nest(em, out_shape, vl, body)
     return buf
 
 
-def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b_src=None):
+def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b_src=None, b_pre=()):
     """C = A @ B + C0 for `op` (operand 2 is C0), from A and B packed row-major in
     `acc_elem` (or in pairs along K, with `combine(emitter, a, b, acc)` the pair
-    product); C goes to a buffer (C0's, in place, when nothing else reads it).
+    product; B at index prefix `b_pre` of `b_buf`: a slot of the panel cache); C goes to
+    a buffer (C0's, in place, when nothing else reads it).
     With `b_src` (B's value), `b_buf` is None: the micro-tiles of the first row read B
     from `b_src` and fill a buffer that the later rows read (both micro-tile orders below
     visit a column's first row before its others)."""
@@ -565,7 +582,7 @@ def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b
         b_buf = low.alloc_buffer(TensorType(acc_elem, shape_of(b_src)))
 
     def b_at(pre, k, n, c):
-        return (k, n * VL) if panel else pre + (k, c)
+        return (k, n * VL) if panel else b_pre + pre + (k, c)
 
     # In column order each micro-tile issues its share of the prefetches (see below), spread
     # over its K loop, one line every S steps, when every micro-tile has a share and the K

@@ -1,17 +1,19 @@
-"""A tile kernel's packed B panels kept for the later programs of a launch.
+"""A dot's packed B kept for the later programs of a launch.
 
-share-dot-panels marks an AMX dot with the scalars that determine its B operand
-(`tcpu.panel_key`); here such a dot's tile kernel (dot.tile_kernel) packs B into the
-thread's panel cache (`tcpu.panel_cache`, runtime.c: tcpu_panel_cache) instead of a
-small buffer, under a tag, and a later program of the same launch on the same thread
-whose key has the same values reads the panels from there and skips the packing.
+share-dot-panels marks a dot with the scalars that determine its B operand
+(`tcpu.panel_key`); here such a dot packs B into the thread's panel cache
+(`tcpu.panel_cache`, runtime.c: tcpu_panel_cache) instead of a buffer of its own, under
+a tag, and a later program of the same launch on the same thread whose key has the same
+values reads the packed B from there and skips the packing. Two packings use it: an AMX
+tile kernel's panels (dot.tile_kernel) and the bf16 pairs of the vdpbf16ps micro-kernel
+(dot.pack_column_pairs).
 
-Layout, per marked tile kernel: `tags` i64 [S + 1, 8] and `data` i16 [S + 1, N / BN,
-rows, 2 * BN] (rows and BN as tile_kernel's panel). Slot s holds a whole B (every panel
-of 32 columns); slot S is the spare, one panel reused column by column as the small
-buffer was. A dot directly in an scf.for takes the slot of its iteration number
-((iv - lb) / step, the spare from S on), another dot slot 0. S = what fits in
-_CACHE_BYTES, at least 1.
+Layout, per marked dot: `tags` i64 [S + 1, 8] and `data` [S + 1, *slot shape]. Slot s
+holds a whole packed B: for a tile kernel i16 [N / BN, rows, 2 * BN] (rows and BN as
+tile_kernel's panel), of which the spare, slot S, uses one panel reused column by column
+as the small buffer was; for the pairs i32 [K / 2, N]. A dot directly in an scf.for
+takes the slot of its iteration number ((iv - lb) / step, the spare from S on), another
+dot slot 0. S = what fits in _CACHE_BYTES, at least 1.
 
 A tag is [state, key values...]: state 0 empty (the runtime zeroes the tags at each
 thread's first program of a launch), 1 seen once, 2 filled, 3 filled and used. A program
@@ -38,10 +40,11 @@ _TAG = 8                 # i64 per tag: the state and up to 7 key values
 _EMPTY, _SEEN, _FILLED, _USED = 0, 1, 2, 3
 
 
-def open_cache(low, em, chain: list, rows: int, N: int, BN: int) -> "PanelCache | None":
-    """The panel cache of the tile kernel of `chain` (its dots' tcpu.panel_key ops, consumed
-    here), or None unless every dot of the chain is marked and their keys together fit a
-    tag."""
+def open_cache(low, em, chain: list, slot_shape: tuple, elem, BN: int = 0) -> "PanelCache | None":
+    """The panel cache of the dots of `chain` (a tile kernel's, or one dot: their
+    tcpu.panel_key ops, consumed here), slots of `slot_shape` in `elem`, or None unless
+    every dot of the chain is marked and their keys together fit a tag. BN: the columns
+    of a tile kernel's panel (PanelCache.at)."""
     marks = [low.panel_keys.pop(d, None) for d in chain]
     keys = []
     for m in marks:  # the union, in order
@@ -55,19 +58,21 @@ def open_cache(low, em, chain: list, rows: int, N: int, BN: int) -> "PanelCache 
     if not usable:
         return None
     loop = chain[0].parent_op()  # the dots of a chain share a block
-    return PanelCache(low, em, keys, loop if isinstance(loop, scf.ForOp) else None, rows, N, BN)
+    return PanelCache(low, em, keys, loop if isinstance(loop, scf.ForOp) else None, slot_shape, elem, BN)
 
 
 class PanelCache:
-    """The emitted state of one tile kernel's cache lookup: `pack` (i1: B must be packed
-    in this program), and where its panels live (`ref`, `at(e, j0)`)."""
+    """The emitted state of one cache lookup: `pack` (i1: B must be packed in this
+    program), and where the packed B lives (`ref` at `slot`; a tile kernel's panel:
+    `at(e, j0)`)."""
 
-    def __init__(self, low, em, keys: list, loop, rows: int, N: int, BN: int):
+    def __init__(self, low, em, keys: list, loop, slot_shape: tuple, elem, BN: int = 0):
         self.BN = BN
-        slot_bytes = N * rows * 2 * 2
+        slot_bytes = elem.width.data // 8
+        for d in slot_shape:
+            slot_bytes *= d
         S = min(_MAX_SLOTS, max(1, _CACHE_BYTES // slot_bytes)) if loop is not None else 1
-        op = tcpu.PanelCacheOp(MemRefType(i64, [S + 1, _TAG]),
-                               MemRefType(IntegerType(16), [S + 1, N // BN, rows, 2 * BN]))
+        op = tcpu.PanelCacheOp(MemRefType(i64, [S + 1, _TAG]), MemRefType(elem, [S + 1, *slot_shape]))
         low._at_entry(op)
         self.tags, self.ref = op.results
         idx = IndexType()
