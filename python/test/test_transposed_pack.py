@@ -9,6 +9,8 @@ import torch
 import triton
 import triton.language as tl
 
+from triton_cpu import llvm
+
 
 @triton.jit
 def qk_kernel(q_ptr, k_ptr, o_ptr, n_valid, M: tl.constexpr, N: tl.constexpr, D: tl.constexpr,
@@ -121,3 +123,53 @@ def test_operand_materialized_before_a_loop():
     materialized_operand_kernel[(1,)](q, k, out, ITERS=iters, M=M, N=N, D=D)
     ref = sum((q.double() * 0.5**i) @ k[i].double().T for i in range(iters))
     torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-4)
+
+
+BF16_DOT = llvm.host().has("avx512bf16")
+
+
+@pytest.mark.skipif(not BF16_DOT, reason="the host has no vdpbf16ps (AVX512-BF16)")
+@pytest.mark.parametrize("vector_bits", [256, 512])
+@pytest.mark.parametrize("M, N, D", [(32, 64, 32), (16, 32, 64), (64, 16, 128), (16, 16, 16), (8, 32, 8)])
+def test_bf16_pairs_of_transposed_keys(M, N, D, vector_bits):
+    """bf16 scores on vdpbf16ps (bf16_dot): k^T's pairs (rows 2p and 2p + 1 of a column,
+    adjacent in k's memory) are read T pairs at a time down the columns and transposed
+    in registers, no gathers, where D/2 and N fill T x T blocks of i32 (T = vector_bits /
+    32); otherwise the dot takes the widened path and its transposed pack (D and N
+    multiples of T); where neither avoids gathers, the pairs gather."""
+    g = torch.Generator().manual_seed(M + 3 * N + D)
+    q, k = torch.randn(M, D, generator=g).bfloat16(), torch.randn(N, D, generator=g).bfloat16()
+    n_valid = N - 3
+    out = torch.empty(M, N)
+    kern = qk_kernel[(1,)](q, k, out, n_valid, M=M, N=N, D=D, OUT=tl.float32, vector_bits=vector_bits,
+                           bf16_dot=True, amx=False)
+    k_ref = k.clone()
+    k_ref[n_valid:] = 0
+    torch.testing.assert_close(out.double(), q.double() @ k_ref.double().T, rtol=1e-5, atol=1e-5 * D)
+    T = vector_bits // 32
+    widened_transposes = N % T == 0 and D % T == 0
+    pairs_transpose = N % T == 0 and (D // 2) % T == 0
+    # the pairs unless only the widened path avoids gathers
+    assert ("vdpbf16ps" in kern.asm["asm"]) == (pairs_transpose or not widened_transposes)
+    if widened_transposes:
+        assert "tcpu.gather" not in kern.asm["ttcir"] and "vector.shuffle" in kern.asm["ttcir"]
+
+
+@pytest.mark.skipif(not BF16_DOT, reason="the host has no vdpbf16ps (AVX512-BF16)")
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("vector_bits", [256, 512])
+def test_bf16_pairs_of_column_major_operands(trans_a, vector_bits):
+    """A column-major B packs to pairs through the transposed blocks; A stored [K, M] and
+    used transposed (x^T @ dy) takes the widened path (its pairs along K are not adjacent
+    in memory), read through transposes too: no gathers either way."""
+    M, N, K = 32, 32, 64
+    g = torch.Generator().manual_seed(5)
+    a = (torch.randn(K, M, generator=g) if trans_a else torch.randn(M, K, generator=g)).bfloat16()
+    b_cm = torch.randn(N, K, generator=g).bfloat16()
+    out = torch.empty(M, N, dtype=torch.bfloat16)
+    kern = column_major_kernel[(1,)](a, b_cm, out, M=M, N=N, K=K, TRANS_A=trans_a, vector_bits=vector_bits,
+                                     bf16_dot=True, amx=False)
+    ref = (a.double().T if trans_a else a.double()) @ b_cm.double().T
+    torch.testing.assert_close(out.double(), ref, rtol=1e-2, atol=1e-2)
+    assert "tcpu.gather" not in kern.asm["ttcir"]
+    assert ("vdpbf16ps" in kern.asm["asm"]) == (not trans_a)

@@ -47,7 +47,7 @@ from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith, splat_value
 
 from . import hints, shared_panels
-from .transposed_pack import pack_transposed, runs_down_columns
+from .transposed_pack import pack_transposed, runs_down_columns, transpose
 from .util import bits, vec_type, vector_type, widen
 
 
@@ -502,14 +502,32 @@ def _packed_by_first_row(low, b: SSAValue, acc_elem, out_shape) -> bool:
 def _bf16_pairs(low, a, b, acc_elem) -> bool:
     """Whether this dot runs on the host's bf16 dot-product instruction: bf16 operands, fp32
     accumulation, an even K, N a multiple of the fp32 lanes and A's K loop at least two
-    lanes wide (see pack_row_pairs)."""
+    lanes wide (see pack_row_pairs). Not where the pairs would be packed through gathers
+    that the widened path avoids (transposed_pack): A whose memory runs down its columns
+    (`tl.trans(x)` as A), or B whose memory does (`tl.trans(k)`, attention's scores) unless
+    its pair rows fill whole blocks (_pair_lanes)."""
     bf16 = BFloat16Type()
     if not low.config.bf16_dot or element_type(a.type) != bf16 or element_type(b.type) != bf16 \
             or acc_elem != Float32Type():
         return False
     K, N = shape_of(a)[-1], shape_of(b)[-1]
     lanes = low.config.vector_bits // 32
-    return K % 2 == 0 and N % lanes == 0 and low.vector_length(shape_of(a), [a]) % 2 == 0
+    if not (K % 2 == 0 and N % lanes == 0 and low.vector_length(shape_of(a), [a]) % 2 == 0):
+        return False
+    if _transposed_lanes(low, a, acc_elem):
+        return False
+    return not _transposed_lanes(low, b, acc_elem) or bool(_pair_lanes(low, b))
+
+
+def _pair_lanes(low, b: SSAValue) -> int:
+    """T (the i32 lanes) when B [.., K, N] of bf16 packs to pairs through T x T blocks:
+    its memory runs down its columns for 2T elements (T pairs), and K/2 and N are
+    multiples of T; else 0."""
+    shape = shape_of(b)
+    T = low.config.vector_bits // 32
+    if len(shape) < 2 or (shape[-2] // 2) % T or shape[-1] % T or shape[-2] % 2:
+        return 0
+    return T if runs_down_columns(low, b, 2 * T) else 0
 
 
 def pack_row_pairs(low, em, a: SSAValue) -> SSAValue:
@@ -534,6 +552,10 @@ def pack_column_pairs(low, em, b: SSAValue, into=None) -> SSAValue:
     shape = shape_of(b)
     out_shape = shape[:-2] + (shape[-2] // 2, shape[-1])
     buf, at = into if into is not None else (low.alloc_buffer(TensorType(i32, out_shape)), ())
+    T = _pair_lanes(low, b)
+    if T:
+        _pack_column_pairs_transposed(low, em, b, T, buf, at)
+        return buf
     vl = low.vector_length(shape, [b])
     i16v, i32v = vector_type(IntegerType(16), vl), vector_type(i32, vl)
 
@@ -548,6 +570,27 @@ def pack_column_pairs(low, em, b: SSAValue, into=None) -> SSAValue:
         e.store_buffer(e.emit(arith.OrIOp(halves[0], high)), buf, at + idx)
     low.nest(em, out_shape, vl, body)
     return buf
+
+
+def _pack_column_pairs_transposed(low, em, b: SSAValue, T: int, buf, at):
+    """pack_column_pairs for B whose memory runs down its columns (_pair_lanes): each T x
+    T block of pairs is read as T column vectors of 2T bf16 (contiguous in memory: rows
+    2p and 2p + 1 of a column are adjacent, the lower one first, the pair's low half),
+    each viewed as T i32 pairs, then transposed in registers (transposed_pack.transpose)
+    into T rows of the buffer."""
+    shape = shape_of(b)
+    rank = len(shape)
+    out_shape = shape[:-2] + (shape[-2] // 2, shape[-1])
+
+    def body(e, idx):
+        pre, p0, c0 = idx[:-2], idx[-2], idx[-1]
+        columns = []
+        for j in range(T):
+            col = e.value(b, pre + (e.idx_mul(p0, 2), e.idx_add(c0, j)), 2 * T, rank - 2)
+            columns.append(e.emit(tcpu.BitcastOp(col, vector_type(i32, T))))
+        for i, row in enumerate(transpose(e, columns)):
+            e.store_buffer(row, buf, at + pre + (e.idx_add(p0, i), c0))
+    low.nest_steps(em, out_shape, [1] * (rank - 2) + [T, T], body)
 
 
 def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b_src=None, b_pre=()):
