@@ -47,7 +47,7 @@ from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith, splat_value
 
 from . import hints, shared_panels
-from .transposed_pack import pack_transposed, runs_down_columns, transpose
+from .transposed_pack import fill_by_blocks, pack_transposed, runs_down_columns
 from .util import bits, vec_type, vector_type, widen
 
 
@@ -525,7 +525,7 @@ def _pair_lanes(low, b: SSAValue) -> int:
     multiples of T; else 0."""
     shape = shape_of(b)
     T = low.config.vector_bits // 32
-    if len(shape) < 2 or (shape[-2] // 2) % T or shape[-1] % T or shape[-2] % 2:
+    if len(shape) < 2 or shape[-2] % (2 * T) or shape[-1] % T:
         return 0
     return T if runs_down_columns(low, b, 2 * T) else 0
 
@@ -576,21 +576,15 @@ def _pack_column_pairs_transposed(low, em, b: SSAValue, T: int, buf, at):
     """pack_column_pairs for B whose memory runs down its columns (_pair_lanes): each T x
     T block of pairs is read as T column vectors of 2T bf16 (contiguous in memory: rows
     2p and 2p + 1 of a column are adjacent, the lower one first, the pair's low half),
-    each viewed as T i32 pairs, then transposed in registers (transposed_pack.transpose)
-    into T rows of the buffer."""
+    each viewed as T i32 pairs, then transposed in registers into T rows of the buffer
+    (transposed_pack.fill_by_blocks)."""
     shape = shape_of(b)
     rank = len(shape)
-    out_shape = shape[:-2] + (shape[-2] // 2, shape[-1])
 
-    def body(e, idx):
-        pre, p0, c0 = idx[:-2], idx[-2], idx[-1]
-        columns = []
-        for j in range(T):
-            col = e.value(b, pre + (e.idx_mul(p0, 2), e.idx_add(c0, j)), 2 * T, rank - 2)
-            columns.append(e.emit(tcpu.BitcastOp(col, vector_type(i32, T))))
-        for i, row in enumerate(transpose(e, columns)):
-            e.store_buffer(row, buf, at + pre + (e.idx_add(p0, i), c0))
-    low.nest_steps(em, out_shape, [1] * (rank - 2) + [T, T], body)
+    def column(e, pre, p0, c):
+        col = e.value(b, pre + (e.idx_mul(p0, 2), c), 2 * T, rank - 2)
+        return e.emit(tcpu.BitcastOp(col, vector_type(i32, T)))
+    fill_by_blocks(low, em, shape[:-2] + (shape[-2] // 2, shape[-1]), T, column, buf, at)
 
 
 def micro_kernel(low, em, op: Operation, a_buf, b_buf, acc_elem, combine=None, b_src=None, b_pre=()):

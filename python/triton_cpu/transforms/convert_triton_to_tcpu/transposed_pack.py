@@ -122,13 +122,23 @@ def pack_transposed(low, em, value: SSAValue, elem, lanes: int) -> SSAValue:
     src_elem = element_type(value.type)
     buf = low.alloc_buffer(TensorType(elem, shape))
 
+    def column(e, pre, r0, c):
+        col = e.value(value, pre + (r0, c), lanes, rank - 2)
+        return col if src_elem == elem else e.emit(widen(col, src_elem, elem, lanes))
+    fill_by_blocks(low, em, shape, lanes, column, buf)
+    return buf
+
+
+def fill_by_blocks(low, em, shape, lanes: int, column, buf, at=()):
+    """Fills the row-major tile `shape` of `buf` (at index prefix `at`) in `lanes` x
+    `lanes` blocks: `column(emitter, pre, r0, c)` gives the `lanes` elements of column c
+    from row r0 as one vector; a block's columns are transposed in registers and stored
+    as its rows."""
+    rank = len(shape)
+
     def body(e, idx):
         pre, r0, c0 = idx[:-2], idx[-2], idx[-1]
-        columns = []
-        for j in range(lanes):
-            col = e.value(value, pre + (r0, e.idx_add(c0, j)), lanes, rank - 2)
-            columns.append(col if src_elem == elem else e.emit(widen(col, src_elem, elem, lanes)))
+        columns = [column(e, pre, r0, e.idx_add(c0, j)) for j in range(lanes)]
         for i, row in enumerate(transpose(e, columns)):
-            e.store_buffer(row, buf, pre + (e.idx_add(r0, i), c0))
+            e.store_buffer(row, buf, at + pre + (e.idx_add(r0, i), c0))
     low.nest_steps(em, shape, [1] * (rank - 2) + [lanes, lanes], body)
-    return buf
