@@ -24,6 +24,7 @@ from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
 from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
 from triton_cpu.transforms.share_dot_panels import ShareDotPanels
 from triton_cpu.transforms.unroll_tile_dot_loops import UnrollTileDotLoops
+from triton_cpu.transforms.version_single_iteration_loops import VersionSingleIterationLoops
 
 
 def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = False, prefetch: bool = True,
@@ -34,6 +35,7 @@ def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = 
         TransposeColumnTiles(),
         SplitRowTiles(),
         *([UnrollTileDotLoops(amx=amx, amx_int8=amx_int8)] if amx else []),
+        VersionSingleIterationLoops(),
         *([PrefetchNextProgram(indirect=not bounds_check)] if prefetch else []),
         PeelAccumulatorLoops(),
         # not with bounds checks: a program that finds B's panels packed skips its loads

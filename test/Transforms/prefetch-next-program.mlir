@@ -526,3 +526,43 @@ tt.func public @nested_k_loop(%a: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %b:
   }
   tt.return
 }
+
+// Each branch of an scf.if in the function body (version-single-iteration-loops' copies)
+// is treated as a body of its own: its load read by a reduction prefetches the next
+// program's row, once per branch.
+// CHECK-LABEL: tt.func public @in_branches
+// CHECK: scf.if %c {
+// CHECK: "tt.reduce"
+// CHECK: "tcpu.prefetch"
+// CHECK: } else {
+// CHECK: "tt.reduce"
+// CHECK: "tcpu.prefetch"
+// CHECK: }
+// CHECK-NOT: tcpu.prefetch
+tt.func public @in_branches(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32>, %stride: i32, %c: i1) {
+  %pid = tt.get_program_id x : i32
+  %row = arith.muli %pid, %stride : i32
+  %base = tt.addptr %x, %row : !tt.ptr<f32>, i32
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %bs = tt.splat %base : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %p = tt.addptr %bs, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  %yp = tt.addptr %y, %pid : !tt.ptr<f32>, i32
+  scf.if %c {
+    %v = tt.load %p : tensor<256x!tt.ptr<f32>>
+    %s = "tt.reduce"(%v) <{axis = 0 : i32}> ({
+    ^bb0(%a: f32, %b: f32):
+      %t = arith.addf %a, %b : f32
+      tt.reduce.return %t : f32
+    }) : (tensor<256xf32>) -> f32
+    tt.store %yp, %s : !tt.ptr<f32>
+  } else {
+    %v = tt.load %p : tensor<256x!tt.ptr<f32>>
+    %s = "tt.reduce"(%v) <{axis = 0 : i32}> ({
+    ^bb0(%a: f32, %b: f32):
+      %t = arith.maxnumf %a, %b : f32
+      tt.reduce.return %t : f32
+    }) : (tensor<256xf32>) -> f32
+    tt.store %yp, %s : !tt.ptr<f32>
+  }
+  tt.return
+}

@@ -26,9 +26,10 @@ def available_passes():
     from triton_cpu.transforms.transpose_column_tiles import TransposeColumnTiles
     from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
     from triton_cpu.transforms.unroll_tile_dot_loops import UnrollTileDotLoops
+    from triton_cpu.transforms.version_single_iteration_loops import VersionSingleIterationLoops
     passes = [InlinePTXMath, UniformLoopIncrements, PeelAccumulatorLoops, TransposeColumnTiles, SplitRowTiles,
               UnrollTileDotLoops, ShareDotPanels,
-              PrefetchNextProgram, ConvertTritonToTCPU, SplitBoundCheckLoops,
+              PrefetchNextProgram, VersionSingleIterationLoops, ConvertTritonToTCPU, SplitBoundCheckLoops,
               InsertBoundsChecks, ScopedCSE,
               CommonSubexpressionElimination, DeadCodeElimination]
     return {p.name: (lambda p=p: p) for p in passes}

@@ -22,11 +22,13 @@ class InsertBefore:
         return self.emit(arith.ConstantOp(IntegerAttr(v, t)))
 
 
-def copy_iteration(body: Block, iv: SSAValue, carried, dest: Block) -> list[SSAValue]:
+def copy_iteration(body: Block, iv: SSAValue, carried, dest: Block, outer: dict | None = None) -> list[SSAValue]:
     """Appends to `dest` a copy of the ops of loop body `body` (its terminator excepted),
-    with `iv` for the induction variable and `carried` for the loop-carried values;
-    returns the copies of the values it yields."""
-    mapping = {body.args[0]: iv, **dict(zip(body.args[1:], carried))}
+    with `iv` for the induction variable and `carried` for the loop-carried values, and
+    values defined outside the loop replaced as `outer` maps them (when the loop itself is
+    being copied elsewhere); returns the copies of the values it yields."""
+    mapping = dict(outer or {})
+    mapping.update({body.args[0]: iv, **dict(zip(body.args[1:], carried))})
     for op in body.ops:
         if op is body.last_op:
             break

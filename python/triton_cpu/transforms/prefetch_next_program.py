@@ -9,9 +9,11 @@ with a row of cache misses, and the compute between them overlaps with nothing. 
 load's address computation is cloned for the next instance of the same load and fed to
 `tcpu.prefetch`, which the conversion lowers to one prefetch per 64-byte line:
 
-  * a load in the function body: the next program in launch order (launcher.c runs
-    neighbouring linear program ids on one thread, axis 0 fastest, wrapping into 1, 2,
-    except the programs another thread steals at the end of a launch);
+  * a load in the function body (or in a branch of an scf.if there, each branch on its
+    own: version-single-iteration-loops' copies): the next program in launch order
+    (launcher.c runs neighbouring linear program ids on one thread, axis 0 fastest,
+    wrapping into 1, 2, except the programs another thread steals at the end of a
+    launch);
   * a load in a top-level `scf.for` whose address depends on the induction variable: the
     next iteration; at the last iteration, when the address or the loop's lower bound
     depends on the program id (a persistent loop over rows), the next program's first
@@ -245,25 +247,34 @@ class PrefetchNextProgram(ModulePass):
         for f in [op for op in module.body.block.ops if op.name == "tt.func"]:
             axis = AxisInfoAnalysis()
             optimistic = AxisInfoAnalysis(optimistic=True)
-            body = f.regions[0].blocks[0]
-            done = []  # (pointer type, split_offset) of the loads prefetched so far
-            for op in list(body.ops):
-                if op.name == "tt.load" and not _same_lines(axis, op.ptr, done):
-                    if _prefetch(op, body, axis, optimistic, None, self.indirect):
-                        done.append((op.ptr.type, split_offset(axis, op.ptr)))
-                elif op.name == "scf.for":
-                    loop_body = op.regions[0].blocks[0]
+            self._body(f.regions[0].blocks[0], axis, optimistic)
+
+    def _body(self, body: Block, axis, optimistic):
+        """The loads of a function's body, or of a branch of an scf.if in it (the copies
+        version-single-iteration-loops makes), each branch on its own."""
+        done = []  # (pointer type, split_offset) of the loads prefetched so far
+        for op in list(body.ops):
+            if op.name == "scf.if":
+                for region in op.regions:
+                    for block in region.blocks:
+                        self._body(block, axis, optimistic)
+                continue
+            if op.name == "tt.load" and not _same_lines(axis, op.ptr, done):
+                if _prefetch(op, body, axis, optimistic, None, self.indirect):
+                    done.append((op.ptr.type, split_offset(axis, op.ptr)))
+            elif op.name == "scf.for":
+                loop_body = op.regions[0].blocks[0]
+                for inner in list(loop_body.ops):
+                    if inner.name == "tt.load" and not _same_lines(axis, inner.ptr, done):
+                        if _prefetch(inner, loop_body, axis, optimistic, op, self.indirect):
+                            done.append((inner.ptr.type, split_offset(axis, inner.ptr)))
+            if op.regions:  # K loops nested in other control flow (a persistent loop over tiles)
+                nested = [lp for lp in op.walk() if lp.name == "scf.for" and lp is not op]
+                for loop in nested:
+                    loop_body = loop.regions[0].blocks[0]
                     for inner in list(loop_body.ops):
-                        if inner.name == "tt.load" and not _same_lines(axis, inner.ptr, done):
-                            if _prefetch(inner, loop_body, axis, optimistic, op, self.indirect):
-                                done.append((inner.ptr.type, split_offset(axis, inner.ptr)))
-                if op.regions:  # K loops nested in other control flow (a persistent loop over tiles)
-                    nested = [lp for lp in op.walk() if lp.name == "scf.for" and lp is not op]
-                    for loop in nested:
-                        loop_body = loop.regions[0].blocks[0]
-                        for inner in list(loop_body.ops):
-                            if inner.name == "tt.load" and _dot_operand(inner):
-                                _prefetch(inner, loop_body, axis, optimistic, loop, self.indirect)
+                        if inner.name == "tt.load" and _dot_operand(inner):
+                            _prefetch(inner, loop_body, axis, optimistic, loop, self.indirect)
 
 
 _MAX_ADVANCES = 8  # steps in a chain of loop-carried advances (_uniform_carried)
