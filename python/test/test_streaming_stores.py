@@ -160,9 +160,12 @@ def test_no_streaming_of_an_update_in_place(threshold, vector_bits):
 
 
 @triton.jit
-def exp_then_normalize_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
-    """Inductor's looped softmax shape: the exps are stored to the output in one loop and
-    read back from it, divided by their sum, in the next."""
+def exp_then_normalize_kernel(x_ptr, out_ptr, n_cols: tl.constexpr, BLOCK: tl.constexpr):
+    """Inductor's looped softmax shape for rows longer than its block: the exps are stored
+    to the output in one loop and read back from it, divided by their sum, in the next.
+    (A constant row length: with a run-time one, version-single-iteration-loops also makes
+    a copy for rows of one block, where the exps do not go through memory and the
+    output streams.)"""
     row = tl.program_id(0)
     total = tl.zeros([BLOCK], tl.float32)
     for c in range(0, n_cols, BLOCK):

@@ -13,6 +13,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from triton_cpu import amx, llvm
 from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
+from triton_cpu.transforms.forward_stored_tiles import ForwardStoredTiles
 from triton_cpu.transforms.inline_ptx_math import InlinePTXMath
 from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
 from triton_cpu.transforms.peel_accumulator_loops import PeelAccumulatorLoops
@@ -36,6 +37,7 @@ def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = 
         SplitRowTiles(),
         *([UnrollTileDotLoops(amx=amx, amx_int8=amx_int8)] if amx else []),
         VersionSingleIterationLoops(),
+        ForwardStoredTiles(),
         *([PrefetchNextProgram(indirect=not bounds_check)] if prefetch else []),
         PeelAccumulatorLoops(),
         # not with bounds checks: a program that finds B's panels packed skips its loads

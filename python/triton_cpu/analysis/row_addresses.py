@@ -34,6 +34,15 @@ def through_broadcast(v: SSAValue) -> SSAValue:
     return v
 
 
+def through_widening(v: SSAValue) -> SSAValue:
+    """v without the broadcasts and sign extensions around it (Inductor computes i64
+    offsets from i32 indices: `extsi(r0_index)`). Like the axis analysis, this takes the
+    narrower index arithmetic not to wrap."""
+    while (op := _op(v, "tt.broadcast", "arith.extsi")) is not None:
+        v = op.operands[0]
+    return v
+
+
 def constant_at_least(v: SSAValue, bound: int) -> bool:
     """v is an integer constant (scalar, or splat through splat/broadcast) >= bound."""
     while (op := _op(v, "tt.splat", "tt.broadcast")) is not None:
@@ -58,6 +67,7 @@ def _range_from_zero(v: SSAValue, axis: int, at_most: int | None = None) -> bool
 def row_injective(v: SSAValue) -> bool:
     """v is an [X, 1] row index, `arange(0, X)[:, None]`, plus at most a splat scalar:
     distinct rows hold distinct values."""
+    v = through_widening(v)
     if _range_from_zero(v, 1):
         return True
     op = _op(v, "arith.addi")
@@ -68,27 +78,57 @@ def row_injective(v: SSAValue) -> bool:
         (row_injective(b) and _op(a, "tt.splat") is not None)
 
 
+def _row_offsets(v: SSAValue, length: int) -> bool:
+    """v is `arange(0, n)[None, :]` with n <= length, plus at most a splat scalar (the
+    same for every lane): the offsets within a row are distinct and span < length."""
+    v = through_widening(v)
+    if _range_from_zero(v, 0, length):
+        return True
+    op = _op(v, "arith.addi")
+    if op is None:
+        return False
+    a, b = op.operands
+    return (_row_offsets(a, length) and _op(b, "tt.splat") is not None) or \
+        (_row_offsets(b, length) and _op(a, "tt.splat") is not None)
+
+
+def row_layout(ptr: SSAValue) -> tuple[SSAValue, SSAValue] | None:
+    """(cols, C) when the 2-D tile of pointers `ptr` is splat(p) + (cols + C * row),
+    `cols` the offsets within a row (_row_offsets: distinct, spanning fewer than the
+    tile's row length) and `row` a row_injective index: its rows share no address when
+    |C| >= the row length, or >= the span of the columns a mask leaves on. `cols` and C
+    as they appear (C a splat or broadcast of a scalar, or a constant tensor); None for
+    any other tile."""
+    op = _op(ptr, "tt.addptr")
+    t = ptr.type
+    if op is None or not isinstance(t, TensorType) or len(t.get_shape()) != 2:
+        return None
+    length = t.get_shape()[1]
+    add = _op(through_broadcast(op.operands[1]), "arith.addi")
+    if add is None:
+        return None
+    for col, row in (add.operands, reversed(add.operands)):
+        mul = _op(through_broadcast(row), "arith.muli")
+        if mul is None or not _row_offsets(col, length):
+            continue
+        for r, c in (mul.operands, reversed(mul.operands)):
+            if row_injective(r):
+                return col, c
+    return None
+
+
 def rows_disjoint(ptr: SSAValue) -> bool:
     """The rows of the 2-D tile of pointers `ptr` share no address: `ptr` is splat(p) +
-    (arange(0, n)[None, :] + C * row) with n <= C, or splat(p) + row for one element per
-    row, `row` a row_injective index. (What Inductor's in-place and per-row outputs look
-    like: `in_out_ptr0 + (r0_1 + 1024 * x0)`, `out_ptr0 + x0`.)"""
+    (arange(0, n)[None, :] + C * row) with n <= C (row_layout, C a constant), or
+    splat(p) + row for one element per row, `row` a row_injective index. (What
+    Inductor's in-place and per-row outputs look like: `in_out_ptr0 + (r0_1 + 1024 *
+    x0)`, `out_ptr0 + x0`.)"""
     op = _op(ptr, "tt.addptr")
     t = ptr.type
     if op is None or not isinstance(t, TensorType) or len(t.get_shape()) != 2:
         return False
     length = t.get_shape()[1]
-    off = through_broadcast(op.operands[1])
-    if length == 1 and row_injective(off):
+    if length == 1 and row_injective(through_broadcast(op.operands[1])):
         return True
-    add = _op(off, "arith.addi")
-    if add is None:
-        return False
-    for col, row in (add.operands, reversed(add.operands)):
-        mul = _op(through_broadcast(row), "arith.muli")
-        if mul is None or not _range_from_zero(through_broadcast(col), 0, length):
-            continue
-        for r, c in (mul.operands, reversed(mul.operands)):
-            if row_injective(r) and constant_at_least(c, length):
-                return True
-    return False
+    layout = row_layout(ptr)
+    return layout is not None and constant_at_least(layout[1], length)

@@ -15,6 +15,7 @@ def available_passes():
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
     from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
+    from triton_cpu.transforms.forward_stored_tiles import ForwardStoredTiles
     from triton_cpu.transforms.inline_ptx_math import InlinePTXMath
     from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
     from triton_cpu.transforms.peel_accumulator_loops import PeelAccumulatorLoops
@@ -29,7 +30,7 @@ def available_passes():
     from triton_cpu.transforms.version_single_iteration_loops import VersionSingleIterationLoops
     passes = [InlinePTXMath, UniformLoopIncrements, PeelAccumulatorLoops, TransposeColumnTiles, SplitRowTiles,
               UnrollTileDotLoops, ShareDotPanels,
-              PrefetchNextProgram, VersionSingleIterationLoops, ConvertTritonToTCPU, SplitBoundCheckLoops,
+              PrefetchNextProgram, VersionSingleIterationLoops, ForwardStoredTiles, ConvertTritonToTCPU, SplitBoundCheckLoops,
               InsertBoundsChecks, ScopedCSE,
               CommonSubexpressionElimination, DeadCodeElimination]
     return {p.name: (lambda p=p: p) for p in passes}

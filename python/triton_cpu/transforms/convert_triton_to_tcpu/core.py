@@ -443,6 +443,24 @@ def _canonical_nan_bits(x: SSAValue, bits: SSAValue, rtype, emit) -> SSAValue:
     return emit(arith.SelectOp(nan, canonical, bits))
 
 
+def _exclusive(a: Operation, b: Operation) -> bool:
+    """Whether `a` and `b` sit in different branches of one scf.if (never both run)."""
+    chain = {}
+    p = a
+    while p is not None:
+        parent = p.parent_op()
+        if parent is not None:
+            chain[parent] = p.parent_region()
+        p = parent
+    p = b
+    while p is not None:
+        parent = p.parent_op()
+        if parent in chain:
+            return parent.name == "scf.if" and chain[parent] is not p.parent_region()
+        p = parent
+    return False
+
+
 class FuncLowering:
     """The state every construct's lowering shares while one `tt.func` is lowered: the
     axis analysis, buffers of materialized tensors, loop-carried buffers, errors."""
@@ -474,11 +492,14 @@ class FuncLowering:
         # lines are in the cache already (streaming them only evicts them), or a buffer the
         # kernel reads back, as Inductor's looped softmax under dynamic shapes stores its
         # exps to its output and divides them there in a later loop (streamed, the last loop
-        # read them back from memory: 1.8x slower warm).
-        loaded = {op.operands[0] for op in all_ops if op.name == "tt.load"}
-        loaded_roots = {pointer_root(p) for p in loaded} - {None}
-        self.stores_into_loaded = {op for op in all_ops if op.name == "tt.store" and (
-            op.operands[0] in loaded or pointer_root(op.operands[0]) in loaded_roots)}
+        # read them back from memory: 1.8x slower warm). A load in the other branch of an
+        # scf.if than the store's never runs with it (version-single-iteration-loops' and
+        # forward-stored-tiles' copies, one of them without the reload).
+        loads = [op for op in all_ops if op.name == "tt.load"]
+        self.stores_into_loaded = {op for op in all_ops if op.name == "tt.store" and any(
+            (ld.operands[0] is op.operands[0] or pointer_root(ld.operands[0]) is not None
+             and pointer_root(ld.operands[0]) is pointer_root(op.operands[0])) and not _exclusive(ld, op)
+            for ld in loads)}
         # Strided loads that share a window (strided_loads.families), found before any op is
         # lowered (their pointers' scalar parts are rewritten on the way).
         self.stride_families = strided_loads.families(
