@@ -190,6 +190,26 @@ CASES = {
             ref[pid * 32:pid * 32 + 25] = row[:25]
         assert torch.equal(OUT, ref), (OUT.tolist(), ref.tolist())
     """,
+    # fuzz seed 356221: a constant tile gathered in both branches of an scf.if (here the
+    # copies version-single-iteration-loops makes): its buffer was filled in the first
+    # branch only, and the other branch gathered from it unfilled.
+    "gather_source_in_both_branches": """
+        @triton.jit
+        def kernel(Idx, Out, c):
+            src = tl.zeros((16, 32), tl.int32) + 3
+            idx = tl.load(Idx + tl.arange(0, 16)[:, None] * 4 + tl.arange(0, 4)[None, :]) & 31
+            o = Out + tl.arange(0, 16)[:, None] * 4 + tl.arange(0, 4)[None, :]
+            if c > 0:
+                tl.store(o, tl.gather(src, idx, 1))
+            else:
+                tl.store(o, tl.gather(src, idx, 1) + 1)
+
+        Idx = torch.randint(0, 32, (64,), dtype=torch.int32)
+        for c, want in ((0, 4), (1, 3)):
+            Out = torch.zeros(64, dtype=torch.int32)
+            kernel[(1,)](Idx, Out, c)
+            assert (Out == want).all(), (c, Out.tolist())
+    """,
 }
 
 

@@ -139,9 +139,16 @@ def gather(em, v, idx, width, lane):
 
 
 def prepare_gather(low, op: Operation):
-    """Materializes a gather's source, which the gather reads at data-dependent indices."""
+    """Materializes a gather's source, which the gather reads at data-dependent indices:
+    before the gather, or right after the source's definition when that is in an
+    enclosing block (a buffer filled inside one branch of an scf.if would be read,
+    unfilled, by a gather of the same source in the other branch or after the scf.if)."""
     src = op.operands[0]
     if src not in low.buffers:
+        producer = src.owner
+        if isinstance(producer, Operation) and producer.parent_block() is not op.parent_block():
+            low.materialize_at_definition(producer, src)
+            return
         buf = low.alloc_buffer(src.type)
         low.materialize_into(low.emitter_before(op), src, buf)
         low.buffers[src] = buf
