@@ -97,29 +97,36 @@ def test_looped_softmax_one_block_copy_reads_no_exps_back(wide):
 
 
 @triton.jit
-def store_reload(buf, out, x_ptr, stride, n, ROWS: tl.constexpr, BLOCK: tl.constexpr):
-    """Rows of `buf` `stride` apart are written from x, read back and copied to `out`
-    (rows BLOCK apart). With stride < n the rows of `buf` overlap: memory then holds the
-    last row's values where they do, and so must the copy."""
+def store_reload(buf, out, x_ptr, stride, n, ROWS: tl.constexpr, BLOCK: tl.constexpr, MASK_STORE: tl.constexpr):
+    """Rows of `buf` `stride` apart are written from x (the first n columns, or all of
+    them), read back (the first n) and copied to `out` (rows BLOCK apart). Where rows of
+    `buf` overlap in what was written, memory holds the last row's values, and so must
+    the copy."""
     rows = tl.arange(0, ROWS)[:, None]
     cols = tl.arange(0, BLOCK)[None, :]
     m = cols < n
     p = buf + (cols + stride * rows)
-    tl.store(p, tl.load(x_ptr + cols + BLOCK * rows, mask=m), mask=m)
+    if MASK_STORE:
+        tl.store(p, tl.load(x_ptr + cols + BLOCK * rows), mask=m)
+    else:
+        tl.store(p, tl.load(x_ptr + cols + BLOCK * rows))
     y = tl.load(p, mask=m, other=-1.0)
     tl.store(out + cols + BLOCK * rows, y, mask=m)
 
 
-STRIDES = [(64, 64), (80, 64), (50, 64), (50, 50), (64, 40), (50, 30), (30, 50), (8, 64), (0, 64), (1, 64)]
+# (stride, n, whether the store is masked)
+STRIDES = [(64, 64, True), (80, 64, True), (50, 64, True), (50, 50, True), (64, 40, True), (50, 30, True),
+           (30, 50, True), (8, 64, True), (0, 64, True), (1, 64, True),
+           (64, 40, False), (30, 30, False), (50, 30, False)]
 
 
-def _store_reload_run(stride, n):
+def _store_reload_run(stride, n, mask_store):
     torch.manual_seed(0)
     rows, block = 4, 64
     x = torch.randn(rows, block)
     buf = torch.zeros(stride * (rows - 1) + block)
     out = torch.full((rows, block), 5.0)
-    store_reload[(1,)](buf, out, x, stride, n, ROWS=rows, BLOCK=block)
+    store_reload[(1,)](buf, out, x, stride, n, ROWS=rows, BLOCK=block, MASK_STORE=mask_store)
     return buf, out
 
 
@@ -130,16 +137,16 @@ def interpreted(tmp_path_factory):
     path = tmp_path_factory.mktemp("interpreted") / "store_reload.pt"
     code = ("import sys, torch\n"
             "from test_single_iteration_loops import _store_reload_run, STRIDES\n"
-            "torch.save([_store_reload_run(s, n) for s, n in STRIDES], sys.argv[1])\n")
+            "torch.save([_store_reload_run(*case) for case in STRIDES], sys.argv[1])\n")
     env = dict(os.environ, TRITON_INTERPRET="1")
     env["PYTHONPATH"] = os.path.dirname(__file__) + os.pathsep + env.get("PYTHONPATH", "")
     subprocess.run([sys.executable, "-c", code, str(path)], env=env, check=True, timeout=300, capture_output=True)
     return dict(zip(STRIDES, torch.load(path)))
 
 
-@pytest.mark.parametrize("stride, n", STRIDES)
-def test_store_reload_against_interpreter(stride, n, interpreted):
-    buf, out = _store_reload_run(stride, n)
-    want_buf, want_out = interpreted[(stride, n)]
+@pytest.mark.parametrize("stride, n, mask_store", STRIDES)
+def test_store_reload_against_interpreter(stride, n, mask_store, interpreted):
+    buf, out = _store_reload_run(stride, n, mask_store)
+    want_buf, want_out = interpreted[(stride, n, mask_store)]
     torch.testing.assert_close(buf, want_buf, rtol=0, atol=0)
     torch.testing.assert_close(out, want_out, rtol=0, atol=0)

@@ -163,8 +163,8 @@ class _Forwarder:
         self.guards = 0
 
     def distinct_addresses(self, ptr: SSAValue, mask: SSAValue | None):
-        """True when the tile `ptr` holds no address twice; a _Guard when its rows are
-        apart by a run-time stride; None otherwise."""
+        """True when the lanes of the tile `ptr` that `mask` keeps hold no address twice;
+        a _Guard when its rows are apart by a run-time stride; None otherwise."""
         t = ptr.type
         if not isinstance(t, TensorType):
             return True
@@ -209,7 +209,8 @@ class _Forwarder:
             if op.name == "tt.load" and not is_volatile(op):
                 store = next((s for s in reversed(stores) if self.same(s.operands[0], op.operands[0])), None)
                 if store is not None and self.masks_cover(store, op):
-                    distinct = self.distinct_addresses(op.operands[0], op.mask)
+                    # the lanes that may alias are those the store wrote: its mask
+                    distinct = self.distinct_addresses(op.operands[0], store.mask)
                     if distinct is True or (isinstance(distinct, _Guard) and self.satisfied(distinct, assumed)):
                         self.forward(store, op)
                         continue
