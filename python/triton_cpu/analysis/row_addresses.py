@@ -64,52 +64,58 @@ def _range_from_zero(v: SSAValue, axis: int, at_most: int | None = None) -> bool
     return src is not None and attr_int(src, "start") == 0 and (at_most is None or attr_int(src, "end") <= at_most)
 
 
+def range_plus_scalars(v: SSAValue, axis: int, at_most: int | None = None) -> list[SSAValue] | None:
+    """The scalars s1, s2, ... when v is `arange(0, n)` expanded along the other axis
+    (`[:, None]` for axis 1, `[None, :]` for axis 0; n <= at_most when given) plus splats
+    of them, through broadcasts and sign extensions (through_widening); None for any other
+    value. Its values along `axis` are distinct and span fewer than n."""
+    v = through_widening(v)
+    if _range_from_zero(v, axis, at_most):
+        return []
+    op = _op(v, "arith.addi")
+    if op is None:
+        return None
+    for a, b in (op.operands, reversed(op.operands)):
+        if _op(b, "tt.splat") is None:
+            continue
+        rest = range_plus_scalars(a, axis, at_most)
+        if rest is not None:
+            return rest + [_op(b, "tt.splat").operands[0]]
+    return None
+
+
 def row_injective(v: SSAValue) -> bool:
-    """v is an [X, 1] row index, `arange(0, X)[:, None]`, plus at most a splat scalar:
-    distinct rows hold distinct values."""
-    v = through_widening(v)
-    if _range_from_zero(v, 1):
-        return True
-    op = _op(v, "arith.addi")
-    if op is None:
-        return False
-    a, b = op.operands
-    return (row_injective(a) and _op(b, "tt.splat") is not None) or \
-        (row_injective(b) and _op(a, "tt.splat") is not None)
+    """v is an [X, 1] row index, `arange(0, X)[:, None]`, plus splat scalars: distinct
+    rows hold distinct values."""
+    return range_plus_scalars(v, 1) is not None
 
 
-def _row_offsets(v: SSAValue, length: int) -> bool:
-    """v is `arange(0, n)[None, :]` with n <= length, plus at most a splat scalar (the
-    same for every lane): the offsets within a row are distinct and span < length."""
-    v = through_widening(v)
-    if _range_from_zero(v, 0, length):
-        return True
-    op = _op(v, "arith.addi")
-    if op is None:
-        return False
-    a, b = op.operands
-    return (_row_offsets(a, length) and _op(b, "tt.splat") is not None) or \
-        (_row_offsets(b, length) and _op(a, "tt.splat") is not None)
-
-
-def row_layout(ptr: SSAValue) -> tuple[SSAValue, SSAValue] | None:
-    """(cols, C) when the 2-D tile of pointers `ptr` is splat(p) + (cols + C * row),
-    `cols` the offsets within a row (_row_offsets: distinct, spanning fewer than the
-    tile's row length) and `row` a row_injective index: its rows share no address when
-    |C| >= the row length, or >= the span of the columns a mask leaves on. `cols` and C
-    as they appear (C a splat or broadcast of a scalar, or a constant tensor); None for
-    any other tile."""
+def _tile_2d(ptr: SSAValue) -> tuple[Operation, int] | None:
+    """(the addptr, the row length) of a 2-D tile of pointers made by tt.addptr."""
     op = _op(ptr, "tt.addptr")
     t = ptr.type
     if op is None or not isinstance(t, TensorType) or len(t.get_shape()) != 2:
         return None
-    length = t.get_shape()[1]
+    return op, t.get_shape()[1]
+
+
+def row_layout(ptr: SSAValue) -> tuple[SSAValue, SSAValue] | None:
+    """(cols, C) when the 2-D tile of pointers `ptr` is splat(p) + (cols + C * row),
+    `cols` the offsets within a row (range_plus_scalars along axis 0: distinct, spanning
+    fewer than the tile's row length) and `row` a row_injective index: its rows share no
+    address when |C| >= the row length, or >= the span of the columns a mask leaves on.
+    `cols` and C as they appear (C a splat or broadcast of a scalar, or a constant
+    tensor); None for any other tile."""
+    tile = _tile_2d(ptr)
+    if tile is None:
+        return None
+    op, length = tile
     add = _op(through_broadcast(op.operands[1]), "arith.addi")
     if add is None:
         return None
     for col, row in (add.operands, reversed(add.operands)):
         mul = _op(through_broadcast(row), "arith.muli")
-        if mul is None or not _row_offsets(col, length):
+        if mul is None or range_plus_scalars(col, 0, length) is None:
             continue
         for r, c in (mul.operands, reversed(mul.operands)):
             if row_injective(r):
@@ -123,11 +129,10 @@ def rows_disjoint(ptr: SSAValue) -> bool:
     splat(p) + row for one element per row, `row` a row_injective index. (What
     Inductor's in-place and per-row outputs look like: `in_out_ptr0 + (r0_1 + 1024 *
     x0)`, `out_ptr0 + x0`.)"""
-    op = _op(ptr, "tt.addptr")
-    t = ptr.type
-    if op is None or not isinstance(t, TensorType) or len(t.get_shape()) != 2:
+    tile = _tile_2d(ptr)
+    if tile is None:
         return False
-    length = t.get_shape()[1]
+    op, length = tile
     if length == 1 and row_injective(through_broadcast(op.operands[1])):
         return True
     layout = row_layout(ptr)

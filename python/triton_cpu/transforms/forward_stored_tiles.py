@@ -42,7 +42,6 @@ of a region.
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
@@ -50,11 +49,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import RecursiveMemoryEffect, is_side_effect_free
 
 from triton_cpu.analysis.axis_info import AxisInfoAnalysis
-from triton_cpu.analysis.row_addresses import (pointer_root, row_layout, rows_disjoint, through_broadcast,
-                                                  through_widening)
+from triton_cpu.analysis.row_addresses import (pointer_root, range_plus_scalars, row_layout, rows_disjoint,
+                                                  through_broadcast, through_widening)
 from triton_cpu.dialects.compat import arith
 from triton_cpu.transforms.convert_triton_to_tcpu.util import is_volatile
-from triton_cpu.transforms.loop_rewrites import InsertBefore
+from triton_cpu.transforms.loop_rewrites import InsertBefore, branch_on, ops_before_terminator
 from triton_cpu.transforms.version_single_iteration_loops import FALLBACK_ELSE
 
 _ANY = "any"  # an access through any pointer
@@ -117,7 +116,6 @@ class _Equivalence:
             return False
         key = (a, b)
         if key not in self.memo:
-            self.memo[key] = False  # no cycles in SSA, but bound the recursion's work
             self.memo[key] = self._same_op(a, b)
         return self.memo[key]
 
@@ -178,20 +176,15 @@ class _Forwarder:
         if stride is None:
             return None
         cols = through_widening(layout[0])
-        for term in _conjuncts(mask) if mask is not None else []:
+        starts = range_plus_scalars(cols, 0)  # cols = arange(0, n)[None, :] + start
+        for term in _conjuncts(mask) if mask is not None and len(starts) <= 1 else []:
             if not (isinstance(term, OpResult) and term.op.name == "arith.cmpi"
                     and term.op.properties["predicate"].value.data == 2):  # slt
                 continue
             lhs, rhs = term.op.operands
             bound = _scalar(rhs)
-            if bound is None or not self.same(through_widening(lhs), cols):
-                continue
-            if cols.owner.name == "tt.expand_dims":  # arange(0, n)[None, :]
-                return _Guard(stride, shape[-1], bound)
-            for a, b in (cols.owner.operands, reversed(cols.owner.operands)):
-                start = _scalar(b)
-                if start is not None and through_widening(a).owner.name == "tt.expand_dims":
-                    return _Guard(stride, shape[-1], bound, start)
+            if bound is not None and self.same(through_widening(lhs), cols):
+                return _Guard(stride, shape[-1], bound, starts[0] if starts else None)
         return _Guard(stride, shape[-1])
 
     def satisfied(self, guard: _Guard, guards) -> bool:
@@ -294,25 +287,15 @@ class _Forwarder:
             return False
         operands = [v for v in (guard.stride, guard.bound, guard.start) if v is not None]
         local = [v.owner for v in operands if isinstance(v, OpResult) and v.op.parent_block() is block]
-        op = max(local, key=block.get_operation_index).next_op if local else block.first_op
-        suffix = []
-        while op is not term:
-            suffix.append(op)
-            op = op.next_op
-        defined = {r for o in suffix for r in o.results}
-        if not suffix or any(v in defined for v in term.operands):
+        first = max(local, key=block.get_operation_index).next_op if local else block.first_op
+        if first is term:
             return False
-        cond = _condition(guard, InsertBefore(suffix[0]))
-        then_blk, else_blk = Block(), Block()
-        mapping: dict = {}
-        for o in suffix:
-            then_blk.add_op(o.clone(value_mapper=mapping))
-        then_blk.add_op(scf.YieldOp())
-        for o in suffix:
-            o.detach()
-            else_blk.add_op(o)
-        else_blk.add_op(scf.YieldOp())
-        block.insert_op_before(scf.IfOp(cond, [], [then_blk], [else_blk]), term)
+        suffix = ops_before_terminator(first)
+        defined = {r for o in suffix for r in o.results}
+        if any(v in defined for v in term.operands):
+            return False
+        branch = branch_on(_condition(guard, InsertBefore(first)), suffix)
+        then_blk, else_blk = (r.blocks[0] for r in branch.regions)
         self.guards += 1
         self.run(then_blk, assumed + (guard,), refused)
         self.run(else_blk, assumed, refused + (guard,))

@@ -53,13 +53,13 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, TensorType, UnitAttr
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType, UnitAttr
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
 from triton_cpu.analysis.loops import constant_int
 from triton_cpu.dialects.compat import arith
-from triton_cpu.transforms.loop_rewrites import copy_iteration
+from triton_cpu.transforms.loop_rewrites import InsertBefore, branch_on, copy_iteration, ops_before_terminator
 
 _MAX_OPS = 1500  # ops in the part of the body that is copied
 FALLBACK_ELSE = "tcpu.fallback_else"  # on an scf.if whose else-branch is right whatever the condition
@@ -119,45 +119,33 @@ def version(func: Operation) -> bool:
     group = _group(body)
     if not group:
         return False
-    tail = []
-    op = group[0]
-    while op is not ret:
-        tail.append(op)
-        op = op.next_op
+    tail = ops_before_terminator(group[0])
     if sum(1 for t in tail for _ in t.walk()) > _MAX_OPS:
         return False
 
     ub, lo, step = _group_key(group[0])
-    c_lo = arith.ConstantOp(IntegerAttr(lo, ub.type))
-    c_hi = arith.ConstantOp(IntegerAttr(lo + step, ub.type))
-    runs = arith.CmpiOp(c_lo, ub, "slt")
-    at_most_once = arith.CmpiOp(ub, c_hi, "sle")
-    once = arith.AndIOp(runs, at_most_once)
-    body.insert_ops_before([c_lo, c_hi, runs, at_most_once, once], group[0])
+    at = InsertBefore(group[0])
+    c_lo, c_hi = at.const(lo, ub.type), at.const(lo + step, ub.type)
+    runs = at.emit(arith.CmpiOp(c_lo, ub, "slt"))
+    at_most_once = at.emit(arith.CmpiOp(ub, c_hi, "sle"))
+    once = at.emit(arith.AndIOp(runs, at_most_once))
 
     in_group = set(group)
-    straight = Block()
-    mapping: dict[SSAValue, SSAValue] = {}
-    for t in tail:
-        if t in in_group:
-            lb = t.operands[0]
-            inits = [mapping.get(v, v) for v in t.operands[3:]]
-            results = copy_iteration(t.body.block, mapping.get(lb, lb), inits, straight, outer=mapping)
-            mapping.update(zip(t.results, results))
-        else:
-            straight.add_op(t.clone(value_mapper=mapping))
-    straight.add_op(scf.YieldOp())
 
-    looped = Block()
-    for t in tail:
-        t.detach()
-        looped.add_op(t)
-    looped.add_op(scf.YieldOp())
-    versioned = scf.IfOp(once.result, [], [straight], [looped])
+    def copy(t: Operation, mapping: dict, dest: Block):
+        """A loop of the group as one iteration of its body; any other op as it is."""
+        if t not in in_group:
+            dest.add_op(t.clone(value_mapper=mapping))
+            return
+        lb = t.operands[0]
+        inits = [mapping.get(v, v) for v in t.operands[3:]]
+        results = copy_iteration(t.body.block, mapping.get(lb, lb), inits, dest, outer=mapping)
+        mapping.update(zip(t.results, results))
+
+    versioned = branch_on(once, tail, copy)
     # Its else-branch computes what the then-branch does for any input: a later pass may
     # take the then-branch under a stronger condition (forward-stored-tiles' guards).
     versioned.attributes[FALLBACK_ELSE] = UnitAttr()
-    body.insert_op_before(versioned, ret)
     return True
 
 

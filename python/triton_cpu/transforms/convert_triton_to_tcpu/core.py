@@ -495,11 +495,13 @@ class FuncLowering:
         # read them back from memory: 1.8x slower warm). A load in the other branch of an
         # scf.if than the store's never runs with it (version-single-iteration-loops' and
         # forward-stored-tiles' copies, one of them without the reload).
-        loads = [op for op in all_ops if op.name == "tt.load"]
+        loads_by_root: dict = {}  # a load's pointer root (or its pointers, without one) -> loads
+        for ld in all_ops:
+            if ld.name == "tt.load":
+                loads_by_root.setdefault(pointer_root(ld.operands[0]) or ld.operands[0], []).append(ld)
         self.stores_into_loaded = {op for op in all_ops if op.name == "tt.store" and any(
-            (ld.operands[0] is op.operands[0] or pointer_root(ld.operands[0]) is not None
-             and pointer_root(ld.operands[0]) is pointer_root(op.operands[0])) and not _exclusive(ld, op)
-            for ld in loads)}
+            not _exclusive(ld, op) for key in {pointer_root(op.operands[0]), op.operands[0]} - {None}
+            for ld in loads_by_root.get(key, ()))}
         # Strided loads that share a window (strided_loads.families), found before any op is
         # lowered (their pointers' scalar parts are rewritten on the way).
         self.stride_families = strided_loads.families(
