@@ -43,8 +43,9 @@ def through_widening(v: SSAValue) -> SSAValue:
     return v
 
 
-def constant_at_least(v: SSAValue, bound: int) -> bool:
-    """v is an integer constant (scalar, or splat through splat/broadcast) >= bound."""
+def constant_value(v: SSAValue) -> int | None:
+    """v's value when it is an integer constant (scalar, or splat through splat/broadcast
+    or a dense splat constant); None otherwise."""
     while (op := _op(v, "tt.splat", "tt.broadcast")) is not None:
         v = op.operands[0]
     c = constant_int(v)
@@ -52,7 +53,39 @@ def constant_at_least(v: SSAValue, bound: int) -> bool:
         value = attr(op, "value")
         if isinstance(value, DenseIntOrFPElementsAttr):
             c = splat_value(value)
-    return isinstance(c, int) and c >= bound
+    return c if isinstance(c, int) else None
+
+
+def constant_at_least(v: SSAValue, bound: int) -> bool:
+    """v is an integer constant (constant_value) >= bound."""
+    c = constant_value(v)
+    return c is not None and c >= bound
+
+
+def splat_scalar(v: SSAValue) -> SSAValue | None:
+    """The scalar a splat (through broadcasts) spreads; None for anything else."""
+    op = _op(through_broadcast(v), "tt.splat")
+    return op.operands[0] if op is not None and not isinstance(op.operands[0].type, TensorType) else None
+
+
+def conjuncts(mask: SSAValue) -> list[SSAValue]:
+    """The terms of `a & b & ...` (through broadcasts)."""
+    op = _op(through_broadcast(mask), "arith.andi")
+    if op is None:
+        return [through_broadcast(mask)]
+    return [t for x in op.operands for t in conjuncts(x)]
+
+
+def column_bound(mask: SSAValue | None, cols: SSAValue, same=lambda a, b: a is b) -> SSAValue | None:
+    """K when one of the conjuncts of `mask` is `cols < K` (signed, through broadcasts and
+    sign extensions; `same` compares the index with `cols`): the lanes the mask keeps lie
+    in the columns below K. None when there is no such term."""
+    for term in conjuncts(mask) if mask is not None else []:
+        op = _op(term, "arith.cmpi")
+        if op is not None and op.properties["predicate"].value.data == 2 \
+                and same(through_widening(op.operands[0]), through_widening(cols)):  # slt
+            return op.operands[1]
+    return None
 
 
 def _range_from_zero(v: SSAValue, axis: int, at_most: int | None = None) -> bool:
@@ -137,3 +170,19 @@ def rows_disjoint(ptr: SSAValue) -> bool:
         return True
     layout = row_layout(ptr)
     return layout is not None and constant_at_least(layout[1], length)
+
+
+def rows_disjoint_under(ptr: SSAValue, masks) -> bool:
+    """rows_disjoint, or the lanes every mask of `masks` keeps share no address: `ptr` is
+    splat(p) + (arange(0, n)[None, :] + C * row) (row_layout, columns from 0) with each
+    mask holding a term `cols < K`, K and C constants, K <= C. (Inductor's persistent
+    reduction of rows shorter than its block: `in_out_ptr0 + (r0_1 + 10 * x0)` under
+    `r0_1 < 10`, 16 lanes a row.)"""
+    if rows_disjoint(ptr):
+        return True
+    layout = row_layout(ptr)
+    if layout is None or range_plus_scalars(layout[0], 0) != []:
+        return False
+    cols, stride = layout
+    bounds = [constant_value(b) if (b := column_bound(m, cols)) is not None else None for m in masks]
+    return bool(bounds) and None not in bounds and constant_at_least(stride, max(bounds))

@@ -49,8 +49,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import RecursiveMemoryEffect, is_side_effect_free
 
 from triton_cpu.analysis.axis_info import AxisInfoAnalysis
-from triton_cpu.analysis.row_addresses import (pointer_root, range_plus_scalars, row_layout, rows_disjoint,
-                                                  through_broadcast, through_widening)
+from triton_cpu.analysis.row_addresses import (column_bound, pointer_root, range_plus_scalars, row_layout,
+                                                  rows_disjoint_under, splat_scalar, through_widening)
 from triton_cpu.dialects.compat import arith
 from triton_cpu.transforms.convert_triton_to_tcpu.util import is_volatile
 from triton_cpu.transforms.loop_rewrites import InsertBefore, branch_on, ops_before_terminator
@@ -128,22 +128,6 @@ class _Equivalence:
         return all(self(u, v) for u, v in zip(x.operands, y.operands))
 
 
-def _scalar(v: SSAValue) -> SSAValue | None:
-    """The scalar a splat (through broadcasts) spreads; None for anything else."""
-    v = through_broadcast(v)
-    if isinstance(v, OpResult) and v.op.name == "tt.splat" and not isinstance(v.op.operands[0].type, TensorType):
-        return v.op.operands[0]
-    return None
-
-
-def _conjuncts(mask: SSAValue) -> list[SSAValue]:
-    """The terms of `a & b & ...` (through broadcasts)."""
-    mask = through_broadcast(mask)
-    if isinstance(mask, OpResult) and mask.op.name == "arith.andi":
-        return [t for x in mask.op.operands for t in _conjuncts(x)]
-    return [mask]
-
-
 @dataclass(frozen=True)
 class _Guard:
     """Rows `stride` apart share no address when stride >= length, or (a mask keeping
@@ -169,22 +153,17 @@ class _Forwarder:
         shape = t.get_shape()
         if len(shape) not in (1, 2) or self.axis.get(ptr).contiguity[-1] < shape[-1]:
             return None
-        if len(shape) == 1 or shape[0] == 1 or rows_disjoint(ptr):
+        if len(shape) == 1 or shape[0] == 1 or rows_disjoint_under(ptr, [mask]):
             return True
         layout = row_layout(ptr)
-        stride = None if layout is None else _scalar(layout[1])
+        stride = None if layout is None else splat_scalar(layout[1])
         if stride is None:
             return None
         cols = through_widening(layout[0])
         starts = range_plus_scalars(cols, 0)  # cols = arange(0, n)[None, :] + start
-        for term in _conjuncts(mask) if mask is not None and len(starts) <= 1 else []:
-            if not (isinstance(term, OpResult) and term.op.name == "arith.cmpi"
-                    and term.op.properties["predicate"].value.data == 2):  # slt
-                continue
-            lhs, rhs = term.op.operands
-            bound = _scalar(rhs)
-            if bound is not None and self.same(through_widening(lhs), cols):
-                return _Guard(stride, shape[-1], bound, starts[0] if starts else None)
+        bound = column_bound(mask, cols, self.same) if len(starts) <= 1 else None
+        if bound is not None and splat_scalar(bound) is not None:
+            return _Guard(stride, shape[-1], splat_scalar(bound), starts[0] if starts else None)
         return _Guard(stride, shape[-1])
 
     def satisfied(self, guard: _Guard, guards) -> bool:

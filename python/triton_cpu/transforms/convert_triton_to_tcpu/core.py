@@ -52,7 +52,7 @@ from triton_cpu.codegen import externs
 from triton_cpu.analysis.axis_info import (
     AxisInfoAnalysis, attr as _attr, attr_int, element_type, pointee_bytes, shape_of,
 )
-from triton_cpu.analysis.row_addresses import pointer_root, rows_disjoint
+from triton_cpu.analysis.row_addresses import pointer_root, rows_disjoint_under
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith, splat_value
 from triton_cpu.errors import UnsupportedError
@@ -944,15 +944,15 @@ class FuncLowering:
     _WRITES_THROUGH_OPERAND_0 = ("tt.store", "tt.atomic_rmw", "tt.atomic_cas")
 
     def _own_store_may_overwrite(self, load: Operation, roots) -> bool:
-        """A store evaluates the loads it fuses chunk by chunk, each chunk's read before its
-        write. When the load also feeds another root (a reduction the stored value may
-        depend on: on a GPU its barrier orders every load of the tile before every
-        store), that is only right if no chunk's store writes what a later chunk reads.
-        Taken as safe: a store through another kernel argument (arguments are taken not
-        to overlap), or through the load's own tile of pointers when that tile holds no
-        address twice (contiguous along the last axis, one row or rows_disjoint)."""
-        if len(roots) < 2:
-            return False
+        """A store (or atomic) evaluates the loads it fuses chunk by chunk, each chunk's
+        read before its write; a tile's load, as a value, holds what memory held before
+        any of the tile is written. The two agree only if no chunk's write reaches what
+        a later chunk reads (an in-place shift or reversal `p[o] = p[N-1-o]`, rows of a
+        2-D tile that overlap at run time). Taken as safe: a write through another
+        kernel argument (arguments are taken not to overlap), or through the load's own
+        tile of pointers when that tile holds no address twice (contiguous along the
+        last axis, one row, or rows disjoint where the masks keep lanes: rows_disjoint_under).
+        Anything else is read into a buffer first."""
         ptr = load.operands[0]
         for r in roots:
             if r.name not in self._WRITES_THROUGH_OPERAND_0:
@@ -961,16 +961,17 @@ class FuncLowering:
             a, b = pointer_root(ptr), pointer_root(target)
             if a is not None and b is not None and a is not b:
                 continue
-            if target is ptr and self._no_repeated_address(ptr):
+            if target is ptr and self._no_repeated_address(ptr, [load.mask, getattr(r, "mask", None)]):
                 continue
             return True
         return False
 
-    def _no_repeated_address(self, ptr: SSAValue) -> bool:
+    def _no_repeated_address(self, ptr: SSAValue, masks) -> bool:
+        """No address twice among the lanes of `ptr` that each of `masks` keeps."""
         shape = shape_of(ptr)
         if len(shape) not in (1, 2) or self.axis.get(ptr).contiguity[-1] < shape[-1]:
             return False
-        return len(shape) == 1 or shape[0] == 1 or rows_disjoint(ptr)
+        return len(shape) == 1 or shape[0] == 1 or rows_disjoint_under(ptr, masks)
 
     @staticmethod
     def _in_inner_loop(root: Operation, producer: Operation) -> bool:
