@@ -7,12 +7,14 @@ interpreter (TRITON_INTERPRET=1) on the same inputs; any difference is a finding
     python scripts/fuzz.py --show 17                   # print kernel 17's source and exit
     python scripts/fuzz.py --seeds 20 --no-shrink -v   # no shrinking, one line per kernel
     python scripts/fuzz.py --seeds 500 --family rows   # only the Inductor-shaped kernels among them
+    python scripts/fuzz.py --seeds 500 --family in_place   # only kernels that store into a buffer they load
 
 Kernel i comes from seed i alone (same source, same inputs). Each kernel is a list of
 statements built by a typed generator (loads with several addressing modes, elementwise ops
 with broadcasting, casts and bitcasts, reductions and scans, shape ops, tl.dot, `for` loops
 carrying tensors, a matmul's K loop of int8 dots, `if` on scalars) and ends with stores of
-the values nothing else used.
+the values nothing else used; a quarter of them (IN_PLACE) end with one more store, into a
+buffer the kernel loaded, lane for lane or onto other lanes' addresses (Gen.store_in_place).
 A fifth of the seeds (ROWS_FAMILY) build an Inductor-shaped kernel instead
 (Gen.generate_rows): masked [X, R] row tiles of up to 16 x 1024, gathers through an index
 load, row reductions broadcast back, a row cumsum.
@@ -64,6 +66,7 @@ Interpreter defects (verified against torch/numpy by hand) are avoided by the ge
 INTERPRETER_BUGS below.
 """
 import argparse
+import math
 import os
 import random
 import select
@@ -693,6 +696,7 @@ class Gen:
         region = sum((n - 1) * s for n, s in zip(sh, strides)) + 1
         offs = offsets(sh, strides)
         deps = []
+        extra = None
         if mode == "iter":
             buf = self.new_buf(dt, region * G * 4)
             ptr = "{P} + (pid * 4 + %s) * %d + %s" % (self.loop_iv, region, offs)
@@ -729,6 +733,7 @@ class Gen:
         else:
             buf = self.new_buf(dt, region * G)
             ptr = "{P} + pid * %d + %s" % (region, offs)
+            extra = {"region": region, "ptr": ptr}  # where an in-place store may write
         if mode == "masked":
             lin = offsets(sh, row_major(sh))
             limit = r.randint(0, numel(sh))
@@ -743,7 +748,8 @@ class Gen:
             code = "tl.load(%s, mask=(%s) < %d%s)" % (ptr, lin, limit, o)
         else:
             code = "tl.load(%s)" % ptr
-        node = Node("load", [out], [(dt, sh)], deps, code, rule="load", tags=tags, buf=buf)
+        node = Node("load", [out], [(dt, sh)], deps, code, rule="load", tags=tags, buf=buf,
+                    extra=extra)
         return self.add(node, [V(out, dt, sh, raw=True)])
 
     def op_gather_load(self):
@@ -1437,7 +1443,56 @@ class Gen:
             self.store(v)
         if not any(n.kind == "store" for n in k.body.nodes):
             self.store(top[-1] if top else self.load())
+        self.store_in_place(top)
         return k
+
+    def store_in_place(self, top):
+        """For a share of the seeds (IN_PLACE, decided by a stream of its own so that the
+        other seeds keep their kernels), one more store, last: into a buffer the kernel
+        loaded, inside the program's own region of it, of a value computed from that load
+        when one is at hand. Its lanes go through the load's own pointers, or one-to-one
+        onto other addresses of the region (reversed, rotated, scrambled by an odd factor),
+        so that a lane writes what another lane read: the tile's load must still give
+        what memory held before the store (what the interpreter does). Some of the time
+        it replaces the kernel's other stores (no store group checks it against them), or
+        the value's (nothing but this store reads it)."""
+        if not may_store_in_place(self.k.seed):
+            return
+        r = random.Random(self.k.seed * 104729 + 3)
+        r.random()  # (the draw may_store_in_place made)
+        loads = [n for n in self.k.body.nodes if n.kind == "load" and "region" in n.extra
+                 and not n.buf.out and n.tys[0][1] != ()]
+        if not loads:
+            return
+        n = r.choice(loads)
+        dt, sh, region = n.tys[0][0], n.tys[0][1], n.extra["region"]
+        fed = [v for v in top if v.dt == dt and v.sh == sh and numel(sh) <= region and (v.name == n.outs[0] or any(
+            m.outs == [v.name] and n.outs[0] in m.deps for m in self.k.body.nodes))]
+        others = [v for v in top if v.dt == dt and v.sh and numel(v.sh) <= region]
+        v = r.choice(fed) if fed and r.random() < 0.8 else r.choice(others) if others else None
+        if v is None:
+            return
+        lin = offsets(v.sh, row_major(v.sh))
+        # (through the load's own pointers only where they hold no address twice)
+        modes = ["reverse", "rotate", "scramble"] + (["same", "same"] if v.sh == sh and numel(sh) <= region else [])
+        mode = r.choice(modes)
+        if mode == "same":
+            ptr = n.extra["ptr"]
+        elif mode == "reverse":
+            ptr = "{P} + pid * %d + (%d - (%s))" % (region, region - 1, lin)
+        else:
+            a = 1 if mode == "rotate" else r.choice([f for f in (3, 5, 7, 9) if math.gcd(f, region) == 1] or [1])
+            ptr = "{P} + pid * %d + ((%s) * %d + %d) %% %d" % (region, lin, a, r.randrange(1, region + 1), region)
+        code = "tl.store(%s, {0})" % ptr
+        if r.random() < 0.3:
+            code = "tl.store(%s, {0}, mask=(%s) < %d)" % (ptr, lin, r.randint(0, numel(v.sh)))
+        alone = r.random()
+        if alone < 0.3:  # the kernel's only store (adjacent stores run behind an overlap check)
+            self.block.nodes[:] = [m for m in self.block.nodes if m.kind != "store"]
+        elif alone < 0.6:  # the value's only store: no other consumer reads the load whole first
+            self.block.nodes[:] = [m for m in self.block.nodes if not (m.kind == "store" and m.deps == [v.name])]
+        n.buf.out = True
+        self.block.nodes.append(Node("store", [], [], [v.name], code, tags=["store.in_place." + mode], buf=n.buf))
 
     # ---- the Inductor-shaped family ----
     def generate_rows(self):
@@ -1593,10 +1648,19 @@ def integer_promote(a, b):
 # Share of the seeds whose kernel comes from the Inductor-shaped family (Gen.generate_rows),
 # decided apart from the generator's own stream so that the other seeds keep their kernels.
 ROWS_FAMILY = 0.2
+# Share of the other seeds whose kernel ends with a store into a buffer it loaded
+# (Gen.store_in_place), also decided apart from the generator's stream.
+IN_PLACE = 0.25
 
 
 def is_rows(seed):
     return random.Random(seed * 7919 + 17).random() < ROWS_FAMILY
+
+
+def may_store_in_place(seed):
+    """Does seed's kernel try a store in place (Gen.store_in_place)? (It does not when no
+    load of the kernel can take one.)"""
+    return not is_rows(seed) and random.Random(seed * 104729 + 3).random() < IN_PLACE
 
 
 def generate(seed):
@@ -2058,8 +2122,9 @@ def main(argv=None):
                         "of the editable install")
     p.add_argument("--show", type=int, default=None, help="print the kernel of this seed and exit")
     p.add_argument("--coverage", action="store_true", help="print construct counts over the seeds and exit")
-    p.add_argument("--family", choices=("all", "rows", "generic"), default="all",
-                   help="only the seeds of one generator family (rows: Gen.generate_rows)")
+    p.add_argument("--family", choices=("all", "rows", "generic", "in_place"), default="all",
+                   help="only the seeds of one generator family (rows: Gen.generate_rows; in_place: "
+                        "generic kernels that try a store into a buffer they load, Gen.store_in_place)")
     p.add_argument("-v", "--verbose", action="store_true")
     a = p.parse_args(argv)
     if a.show is not None:
@@ -2067,7 +2132,8 @@ def main(argv=None):
         print(render(k))
         print("# grid", k.grid, "classes", k.out_cls)
         return 0
-    seeds = [s for s in range(a.start, a.start + a.seeds) if a.family == "all" or (a.family == "rows") == is_rows(s)]
+    seeds = [s for s in range(a.start, a.start + a.seeds)
+             if a.family == "all" or (may_store_in_place(s) if a.family == "in_place" else (a.family == "rows") == is_rows(s))]
     if a.coverage:
         from collections import Counter
         c = Counter()

@@ -3,7 +3,8 @@
 Each seed is one generated kernel (elementwise chains, casts, reductions, scans, shape ops,
 tl.dot, loops, ifs, masked and computed-pointer loads/stores; about a fifth of the seeds are
 Inductor-shaped row kernels, `fuzz.is_rows`: masked row tiles, gathers, row reductions,
-in-place stores); both sides run in child processes. Any mismatch, backend error or interpreter error fails the test; rerun the seed
+in-place stores; a quarter of the others end with a store into a buffer they loaded,
+`fuzz.may_store_in_place`); both sides run in child processes. Any mismatch, backend error or interpreter error fails the test; rerun the seed
 with `python scripts/fuzz.py --seeds 1 --start SEED` to shrink it into a reproducer."""
 import importlib.util
 import os
@@ -29,6 +30,21 @@ def test_fuzz_fixed_seeds(tmp_path, monkeypatch):
     assert stats["kernels"] == len(SEEDS)
     assert not findings, "\n".join("seed %(seed)d: %(status)s: %(detail)s" % f for f in findings)
     assert stats["passed"] == len(SEEDS), stats
+
+
+# Seeds whose store in place wrote, lane by lane, what other lanes of its own load still had
+# to read (a reversal, a rotation): wrong before the conversion buffered such loads.
+IN_PLACE_SEEDS = (736, 1121, 1824, 2012, 2053)
+
+
+def test_fuzz_in_place_seeds(tmp_path, monkeypatch):
+    fuzz = _fuzz_module()
+    assert all(fuzz.may_store_in_place(s) for s in IN_PLACE_SEEDS)
+    monkeypatch.setenv("FUZZ_CACHE_DIR", str(tmp_path / "cache"))
+    stats, findings = fuzz.campaign(IN_PLACE_SEEDS, str(tmp_path / "findings"), shrink_budget=0,
+                                    workdir=str(tmp_path / "work"))
+    assert not findings, "\n".join("seed %(seed)d: %(status)s: %(detail)s" % f for f in findings)
+    assert stats["passed"] == len(IN_PLACE_SEEDS), stats
 
 
 def test_generator_is_deterministic():
