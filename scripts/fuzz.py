@@ -12,8 +12,9 @@ interpreter (TRITON_INTERPRET=1) on the same inputs; any difference is a finding
 Kernel i comes from seed i alone (same source, same inputs). Each kernel is a list of
 statements built by a typed generator (loads with several addressing modes, elementwise ops
 with broadcasting, casts and bitcasts, reductions and scans, shape ops, tl.dot, `for` loops
-carrying tensors, a matmul's K loop of int8 dots, `if` on scalars) and ends with stores of
-the values nothing else used; a quarter of them (IN_PLACE) end with one more store, into a
+carrying tensors, a matmul's K loop of int8 dots, `if` on scalars, a value stored into a
+scratch buffer and read back: Gen.op_store_load) and ends with stores of the values
+nothing else used; a quarter of them (IN_PLACE) end with one more store, into a
 buffer the kernel loaded, lane for lane or onto other lanes' addresses (Gen.store_in_place).
 A fifth of the seeds (ROWS_FAMILY) build an Inductor-shaped kernel instead
 (Gen.generate_rows): masked [X, R] row tiles of up to 16 x 1024, gathers through an index
@@ -414,8 +415,10 @@ def analyze(k):
 
     def run(block):
         for n in block.nodes:
-            if n.kind == "store":
-                k.out_cls[n.buf.name] = list(env[n.deps[0]][0])
+            if n.kind == "store":  # a buffer stored more than once: the worst of its values
+                c, prev = env[n.deps[0]][0], k.out_cls.get(n.buf.name)
+                k.out_cls[n.buf.name] = list(c if prev is None or tuple(prev) == c
+                                             else worst(tuple(prev), c, n.buf.dtype))
                 continue
             if n.kind == "loop":
                 c, dt = n.outs[0], n.tys[0][0]
@@ -440,6 +443,9 @@ def analyze(k):
             for o, ty in zip(n.outs, n.tys):
                 env[o] = (apply_rule(n.rule, ins, ty[0]), ty[0])
     run(k.body)
+    for n in k.walk():  # an output buffer only read (the shrinker dropped its stores)
+        if n.buf is not None and n.buf.out:
+            k.out_cls.setdefault(n.buf.name, list(EXACT))
     return env
 
 
@@ -762,6 +768,56 @@ class Gen:
         code = "tl.load({P} + pid * %d + (({0}).to(tl.int32) & %d))" % (n, n - 1)
         node = Node("load", [out], [(dt, idx.sh)], [idx.name], code, rule="load", tags=["load.gather"], buf=buf)
         return self.add(node, [V(out, dt, idx.sh, raw=True)])
+
+    def op_store_load(self):
+        """A store into a scratch buffer, then a load that reads it back in the same program:
+        through the same pointers and mask (the value comes back: forward-stored-tiles may
+        take it without the memory round trip), another mask, the region flattened, or
+        shifted so that it reads partly what was stored and partly what the buffer held;
+        at times a second store to the same pointers comes first, under a mask of its own
+        (the first one partly or wholly overwritten). The loaded value's accuracy is the
+        worst of the stored values'; the buffer is compared at the end like any output."""
+        r = self.r
+        v = self.pick(lambda x: x.sh != () and x.dt != "int1" and numel(x.sh) >= 2, p=1.0)
+        if v is None:
+            v = self.load(self.rand_dtype())
+        sh, dt, size = v.sh, v.dt, numel(v.sh)
+        region = 2 * size
+        buf = self.new_buf(dt, region * 4, kind="bits", out=True)
+        lin = offsets(sh, row_major(sh))
+        mode = r.choice(["contig", "contig", "perm"]) if len(sh) > 1 else "contig"
+        strides = permuted_strides(sh, r) if mode == "perm" else row_major(sh)
+        ptr = "{P} + pid * %d + %s" % (region, offsets(sh, strides))
+
+        def mask():
+            return "" if r.random() < 0.5 else ", mask=(%s) < %d" % (lin, r.randint(0, size))
+        store_mask = mask()
+        self.block.nodes.append(Node("store", [], [], [v.name], "tl.store(%s, {0}%s)" % (ptr, store_mask),
+                                     tags=["store.scratch." + mode], buf=buf))
+        stored = [v]
+        if r.random() < 0.3:
+            w = self.pick(lambda x: x.sh == sh and x.dt == dt and x is not v, p=1.0)
+            if w is not None:
+                self.block.nodes.append(Node("store", [], [], [w.name], "tl.store(%s, {0}%s)" % (ptr, mask()),
+                                             tags=["store.scratch.again"], buf=buf))
+                stored.append(w)
+        back = r.choice(["same", "same", "mask", "flat", "shift"])
+        other = ""
+        if back == "same":
+            lsh, code = sh, "tl.load(%s%s)" % (ptr, store_mask)
+        elif back == "mask":
+            lsh, code = sh, "tl.load(%s%s)" % (ptr, mask())
+        else:
+            at = 0 if back == "flat" else r.randint(1, size)
+            lsh, code = (size,), "tl.load({P} + pid * %d + %d + tl.arange(0, %d))" % (region, at, size)
+        if "mask=" in code and r.random() < 0.5 and dt != "bf16":
+            other = ", other=%s" % ("1.0" if is_float(dt) else "1")
+            code = code[:-1] + other + ")"
+        out = self.name()
+        node = Node("load", [out], [(dt, lsh)], [x.name for x in stored], code, rule="prop",
+                    tags=["load.readback." + back], buf=buf)
+        acc = apply_rule("prop", [(x.acc, x.dt) for x in stored], dt)
+        return self.add(node, [V(out, dt, lsh, acc, raw=all(x.raw for x in stored))])
 
     # ---- picking operands ----
     def pick(self, pred, p=0.85):
@@ -1412,7 +1468,7 @@ class Gen:
 
     OPS = [("load", 6), ("binary", 20), ("compare_where", 8), ("unary", 11), ("cast", 9), ("reduce", 9),
            ("scan", 5), ("shape", 11), ("dot", 3), ("gather_load", 3), ("loop", 4), ("if", 4), ("arange", 1),
-           ("dot_loop", 1)]
+           ("dot_loop", 1), ("store_load", 3)]
 
     def one_op(self, nested=False):
         ops = [(n, w) for n, w in self.OPS if not (nested and n in ("loop", "if", "dot", "dot_loop"))]
@@ -1487,10 +1543,11 @@ class Gen:
         if r.random() < 0.3:
             code = "tl.store(%s, {0}, mask=(%s) < %d)" % (ptr, lin, r.randint(0, numel(v.sh)))
         alone = r.random()
-        if alone < 0.3:  # the kernel's only store (adjacent stores run behind an overlap check)
-            self.block.nodes[:] = [m for m in self.block.nodes if m.kind != "store"]
+        if alone < 0.3:  # the kernel's only final store (adjacent stores run behind an overlap check)
+            self.block.nodes[:] = [m for m in self.block.nodes if m.kind != "store" or "store.scratch" in m.tags[0]]
         elif alone < 0.6:  # the value's only store: no other consumer reads the load whole first
-            self.block.nodes[:] = [m for m in self.block.nodes if not (m.kind == "store" and m.deps == [v.name])]
+            self.block.nodes[:] = [m for m in self.block.nodes if not (
+                m.kind == "store" and m.deps == [v.name] and "store.scratch" not in m.tags[0])]
         n.buf.out = True
         self.block.nodes.append(Node("store", [], [], [v.name], code, tags=["store.in_place." + mode], buf=n.buf))
 

@@ -210,6 +210,23 @@ CASES = {
             kernel[(1,)](Idx, Out, c)
             assert (Out == want).all(), (c, Out.tolist())
     """,
+    # fuzz seed 1059 (the store-then-load statements): a masked load without `other` of
+    # what a store under the same mask just wrote, forwarded by forward-stored-tiles,
+    # showed the stored value in the lanes the mask leaves off instead of 0.
+    "forwarded_masked_load_without_other": """
+        @triton.jit
+        def kernel(X, S, Y):
+            o = tl.arange(0, 16)
+            tl.store(S + o, tl.load(X + o), mask=o < 5)
+            tl.store(Y + o, tl.load(S + o, mask=o < 5))
+
+        X = torch.arange(1, 17, dtype=torch.float32)
+        S = torch.full((16,), -1.0)
+        Y = torch.full((16,), -2.0)
+        kernel[(1,)](X, S, Y)
+        ref = torch.where(torch.arange(16) < 5, X, torch.zeros(16))
+        assert torch.equal(Y, ref), (Y, ref)
+    """,
 }
 
 

@@ -118,3 +118,26 @@ tt.func public @strided_rows(%out: !tt.ptr<f32>, %other: !tt.ptr<f32>, %stride: 
   tt.store %p, %y : tensor<2x64x!tt.ptr<f32>>
   tt.return
 }
+
+// A masked load without `other` reads 0 in its masked-off lanes (as the conversion's load
+// does): forwarded, it selects between the stored value and zeros, not the stored value
+// alone (which would show lanes the store never wrote).
+// CHECK-LABEL: tt.func public @masked_no_other
+// CHECK-NOT: tt.load
+// CHECK: %[[Z:.*]] = arith.constant dense<0> : tensor<16xi32>
+// CHECK: %[[F:.*]] = arith.select %m, %v, %[[Z]] : tensor<16xi1>, tensor<16xi32>
+// CHECK: tt.store %q, %[[F]]
+tt.func public @masked_no_other(%out: !tt.ptr<i32>, %out2: !tt.ptr<i32>, %n: i32) {
+  %v = arith.constant dense<7> : tensor<16xi32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %ns = tt.splat %n : i32 -> tensor<16xi32>
+  %m = arith.cmpi slt, %r, %ns : tensor<16xi32>
+  %os = tt.splat %out : !tt.ptr<i32> -> tensor<16x!tt.ptr<i32>>
+  %p = tt.addptr %os, %r : tensor<16x!tt.ptr<i32>>, tensor<16xi32>
+  tt.store %p, %v, %m : tensor<16x!tt.ptr<i32>>
+  %x = tt.load %p, %m : tensor<16x!tt.ptr<i32>>
+  %qs = tt.splat %out2 : !tt.ptr<i32> -> tensor<16x!tt.ptr<i32>>
+  %q = tt.addptr %qs, %r : tensor<16x!tt.ptr<i32>>, tensor<16xi32>
+  tt.store %q, %x : tensor<16x!tt.ptr<i32>>
+  tt.return
+}

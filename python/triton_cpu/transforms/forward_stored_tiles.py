@@ -19,7 +19,8 @@ write first fetching its lines from memory.
 Forwarding, for a load (not volatile) after a store in the same block:
   * the same tile of pointers (the same value, or computed by the same pure ops from the
     same values: the loops' copies compute it twice) and the same mask, or a store without
-    one; the load's masked-off lanes take its `other`;
+    one; the load's masked-off lanes take its `other`, or 0 without one (what a masked load
+    reads there);
   * no op in between that may write what the load reads: a store through another kernel
     argument is taken not to (distinct arguments do not overlap, as elsewhere in the
     conversion); anything writing through the same argument, an unknown pointer or with
@@ -42,7 +43,7 @@ of a region.
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -128,6 +129,19 @@ class _Equivalence:
         return all(self(u, v) for u, v in zip(x.operands, y.operands))
 
 
+def _zero(t) -> Operation | None:
+    """A constant tensor of zeros of type `t`; None unless `t` is a tensor of integers or
+    floats."""
+    if not isinstance(t, TensorType):
+        return None
+    elem = t.get_element_type()
+    if isinstance(elem, IntegerType):
+        return arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [0]))
+    if isinstance(elem, AnyFloat):
+        return arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [0.0]))
+    return None
+
+
 @dataclass(frozen=True)
 class _Guard:
     """Rows `stride` apart share no address when stride >= length, or (a mask keeping
@@ -209,7 +223,11 @@ class _Forwarder:
                 unread.append(op)
 
     def masks_cover(self, store: Operation, load: Operation) -> bool:
-        """The store wrote every lane the load reads."""
+        """The store wrote every lane the load reads, and the load's masked-off lanes have a
+        value to take: its `other`, or 0 (what the conversion's masked load reads there,
+        as the interpreter does) for a tile of numbers."""
+        if load.mask is not None and load.other is None and _zero(load.results[0].type) is None:
+            return False
         return store.mask is None or self.same(store.mask, load.mask)
 
     def overwrites(self, later: Operation, earlier: Operation) -> bool:
@@ -220,7 +238,11 @@ class _Forwarder:
     def forward(store: Operation, load: Operation):
         value = store.operands[1]
         other = load.other
-        if load.mask is not None and other is not None:
+        if load.mask is not None:
+            if other is None:
+                zero = _zero(load.results[0].type)
+                Rewriter.insert_op(zero, InsertPoint.before(load))
+                other = zero.result
             select = arith.SelectOp(load.mask, value, other)
             Rewriter.insert_op(select, InsertPoint.before(load))
             value = select.result
