@@ -775,7 +775,9 @@ class Gen:
         take it without the memory round trip), another mask, the region flattened, or
         shifted so that it reads partly what was stored and partly what the buffer held;
         at times a second store to the same pointers comes first, under a mask of its own
-        (the first one partly or wholly overwritten). The loaded value's accuracy is the
+        (the first one partly or wholly overwritten). In a loop, the load comes first at
+        times: it reads what the previous iteration stored (the buffer's own contents in the
+        first). The loaded value's accuracy is the
         worst of the stored values'; the buffer is compared at the end like any output."""
         r = self.r
         v = self.pick(lambda x: x.sh != () and x.dt != "int1" and numel(x.sh) >= 2, p=1.0)
@@ -792,14 +794,14 @@ class Gen:
         def mask():
             return "" if r.random() < 0.5 else ", mask=(%s) < %d" % (lin, r.randint(0, size))
         store_mask = mask()
-        self.block.nodes.append(Node("store", [], [], [v.name], "tl.store(%s, {0}%s)" % (ptr, store_mask),
-                                     tags=["store.scratch." + mode], buf=buf))
+        stores = [Node("store", [], [], [v.name], "tl.store(%s, {0}%s)" % (ptr, store_mask),
+                       tags=["store.scratch." + mode], buf=buf)]
         stored = [v]
         if r.random() < 0.3:
             w = self.pick(lambda x: x.sh == sh and x.dt == dt and x is not v, p=1.0)
             if w is not None:
-                self.block.nodes.append(Node("store", [], [], [w.name], "tl.store(%s, {0}%s)" % (ptr, mask()),
-                                             tags=["store.scratch.again"], buf=buf))
+                stores.append(Node("store", [], [], [w.name], "tl.store(%s, {0}%s)" % (ptr, mask()),
+                                   tags=["store.scratch.again"], buf=buf))
                 stored.append(w)
         back = r.choice(["same", "same", "mask", "flat", "shift"])
         other = ""
@@ -817,7 +819,13 @@ class Gen:
         node = Node("load", [out], [(dt, lsh)], [x.name for x in stored], code, rule="prop",
                     tags=["load.readback." + back], buf=buf)
         acc = apply_rule("prop", [(x.acc, x.dt) for x in stored], dt)
-        return self.add(node, [V(out, dt, lsh, acc, raw=all(x.raw for x in stored))])
+        first = self.in_loop and r.random() < 0.4  # read what the previous iteration stored
+        if not first:
+            self.block.nodes.extend(stores)
+        value = self.add(node, [V(out, dt, lsh, acc, raw=all(x.raw for x in stored))])
+        if first:
+            self.block.nodes.extend(stores)
+        return value
 
     # ---- picking operands ----
     def pick(self, pred, p=0.85):
