@@ -13,8 +13,9 @@ Kernel i comes from seed i alone (same source, same inputs). Each kernel is a li
 statements built by a typed generator (loads with several addressing modes, elementwise ops
 with broadcasting, casts and bitcasts, reductions and scans, shape ops, tl.dot, `for` loops
 carrying tensors, a matmul's K loop of int8 dots, `if` on scalars, a value stored into a
-scratch buffer and read back: Gen.op_store_load) and ends with stores of the values
-nothing else used; a quarter of them (IN_PLACE) end with one more store, into a
+scratch buffer and read back: Gen.op_store_load, atomics on a scratch buffer through
+distinct or repeated addresses: Gen.op_atomic) and ends with stores of the values nothing
+else used; a quarter of them (IN_PLACE) end with one more store, into a
 buffer the kernel loaded, lane for lane or onto other lanes' addresses (Gen.store_in_place).
 A fifth of the seeds (ROWS_FAMILY) build an Inductor-shaped kernel instead
 (Gen.generate_rows): masked [X, R] row tiles of up to 16 x 1024, gathers through an index
@@ -416,7 +417,9 @@ def analyze(k):
     def run(block):
         for n in block.nodes:
             if n.kind == "store":  # a buffer stored more than once: the worst of its values
-                c, prev = env[n.deps[0]][0], k.out_cls.get(n.buf.name)
+                c = env[n.deps[0]][0] if n.rule == "prop" else apply_rule(
+                    n.rule, [env[d] for d in n.deps], n.buf.dtype)  # (an atomic's rule)
+                prev = k.out_cls.get(n.buf.name)
                 k.out_cls[n.buf.name] = list(c if prev is None or tuple(prev) == c
                                              else worst(tuple(prev), c, n.buf.dtype))
                 continue
@@ -442,6 +445,10 @@ def analyze(k):
             ins = [env[d] for d in n.deps]
             for o, ty in zip(n.outs, n.tys):
                 env[o] = (apply_rule(n.rule, ins, ty[0]), ty[0])
+            if n.tags and n.tags[0].startswith("atomic."):  # what it leaves in its buffer
+                c, prev = env[n.outs[0]][0], k.out_cls.get(n.buf.name)
+                k.out_cls[n.buf.name] = list(c if prev is None or tuple(prev) == c
+                                             else worst(tuple(prev), c, n.buf.dtype))
     run(k.body)
     for n in k.walk():  # an output buffer only read (the shrinker dropped its stores)
         if n.buf is not None and n.buf.out:
@@ -826,6 +833,71 @@ class Gen:
         if first:
             self.block.nodes.extend(stores)
         return value
+
+    # atomic op -> dtypes both sides take (the interpreter has no float xchg)
+    ATOMICS = {"add": ["int32", "int64", "uint32", "uint64", "fp16", "fp32", "fp64"],
+               "max": ["int32", "int64", "uint32", "uint64", "fp32", "fp64"],
+               "min": ["int32", "int64", "uint32", "uint64", "fp32", "fp64"],
+               "and": ["int32", "int64", "uint32", "uint64"], "or": ["int32", "int64", "uint32", "uint64"],
+               "xor": ["int32", "int64", "uint32", "uint64"], "xchg": ["int32", "int64", "uint32", "uint64"],
+               "cas": ["int32", "int64", "uint32", "uint64"]}
+
+    def op_atomic(self):
+        """An atomic read-modify-write of a tile of a scratch buffer (a region per program),
+        masked or not, with a random memory order. Through distinct addresses the old
+        values it returns are a new value (what the buffer held); through repeated ones
+        (`lin // 2`, `lin % 4`: several lanes update one element, as a histogram does) only
+        the buffer's final contents are compared (a float sum's then depends on the order
+        of its additions: a tolerance). Float max/min take values without NaN."""
+        r = self.r
+        op = r.choice(list(self.ATOMICS))
+        dt = r.choice(self.ATOMICS[op])
+        v = self.pick(lambda x: x.dt == dt and x.sh != () and numel(x.sh) >= 2, p=0.7) or self.load(dt)
+        if v.sh == ():
+            return v
+        if op in ("max", "min"):
+            v = self.nonan(v)
+        sh, size = v.sh, numel(v.sh)
+        lin = offsets(sh, row_major(sh))
+        repeat = r.choice([1, 1, 2, 4]) if op not in ("xchg", "cas") else 1
+        region = size if repeat == 1 else (size + 1) // 2 if repeat == 2 else 4
+        kind = "float" if is_float(dt) else "bits"
+        buf = self.new_buf(dt, region * 4, kind=kind, out=True)
+        if repeat == 1:
+            perm = permuted_strides(sh, r) if len(sh) > 1 and r.random() < 0.3 else row_major(sh)
+            where = offsets(sh, perm)
+        else:
+            where = "(%s) // 2" % lin if repeat == 2 else "(%s) %% 4" % lin
+        ptr = "{P} + pid * %d + %s" % (region, where)
+        sem = r.choice(["", "", ", sem='relaxed'", ", sem='acq_rel'", ", sem='acquire'", ", sem='release'"])
+        deps = [v.name]
+        if op == "cas":
+            other = self.pick(lambda x: x.dt == dt and x.sh == sh, p=0.7) or self.load(dt, sh)
+            deps.append(other.name)
+            # half of the lanes compare against what the buffer holds: they swap
+            code = "tl.atomic_cas(%s, tl.where((%s) %% 2 == 0, tl.load(%s), {1}), {0}%s)" % (ptr, lin, ptr, sem)
+        else:
+            limit = None if r.random() < 0.5 else r.randint(0, size)
+            mask = "" if limit is None else ", mask=(%s) < %d" % (lin, limit)
+            code = "tl.atomic_%s(%s, {0}%s%s)" % (op, ptr, mask, sem)
+            if limit is not None and repeat == 1:  # what masked-off lanes return is undefined
+                code = "tl.where((%s) < %d, %s, 0)" % (lin, limit, code)
+        if is_float(dt) and op == "add":
+            # terms per element: the old value and 2 (`// 2`) or size / 4 (`% 4`) lanes
+            rule = ("red", (2 if repeat == 2 else size // 4) + 1) if repeat > 1 else "arith"
+        else:
+            rule = "minmax" if op in ("max", "min") else "prop"
+        tags = ["atomic.%s.%s" % (op, "distinct" if repeat == 1 else "repeated")]
+        if repeat > 1:
+            self.block.nodes.append(Node("store", [], [], deps, code, rule=rule, tags=tags, buf=buf))
+            return v
+        out = self.name()
+        acc = apply_rule(rule, [(self.V_of(d).acc, dt) for d in deps], dt)
+        node = Node("load", [out], [(dt, sh)], deps, code, rule=rule, tags=tags, buf=buf)
+        return self.add(node, [V(out, dt, sh, acc)])
+
+    def V_of(self, name):
+        return next(v for v in self.visible() if v.name == name)
 
     # ---- picking operands ----
     def pick(self, pred, p=0.85):
@@ -1476,7 +1548,7 @@ class Gen:
 
     OPS = [("load", 6), ("binary", 20), ("compare_where", 8), ("unary", 11), ("cast", 9), ("reduce", 9),
            ("scan", 5), ("shape", 11), ("dot", 3), ("gather_load", 3), ("loop", 4), ("if", 4), ("arange", 1),
-           ("dot_loop", 1), ("store_load", 3)]
+           ("dot_loop", 1), ("store_load", 3), ("atomic", 2)]
 
     def one_op(self, nested=False):
         ops = [(n, w) for n, w in self.OPS if not (nested and n in ("loop", "if", "dot", "dot_loop"))]

@@ -1,7 +1,8 @@
 """A small fixed campaign of scripts/fuzz.py: random kernels, backend vs Triton's interpreter.
 
 Each seed is one generated kernel (elementwise chains, casts, reductions, scans, shape ops,
-tl.dot, loops, ifs, masked and computed-pointer loads/stores; about a fifth of the seeds are
+tl.dot, loops, ifs, masked and computed-pointer loads/stores, stores read back, atomics;
+about a fifth of the seeds are
 Inductor-shaped row kernels, `fuzz.is_rows`: masked row tiles, gathers, row reductions,
 in-place stores; a quarter of the others end with a store into a buffer they loaded,
 `fuzz.may_store_in_place`); both sides run in child processes. Any mismatch, backend error or interpreter error fails the test; rerun the seed
