@@ -129,16 +129,15 @@ class _Equivalence:
         return all(self(u, v) for u, v in zip(x.operands, y.operands))
 
 
-def _zero(t) -> Operation | None:
-    """A constant tensor of zeros of type `t`; None unless `t` is a tensor of integers or
-    floats."""
+def _zeros(t) -> DenseIntOrFPElementsAttr | None:
+    """Zeros of type `t`; None unless `t` is a tensor of integers or floats."""
     if not isinstance(t, TensorType):
         return None
     elem = t.get_element_type()
     if isinstance(elem, IntegerType):
-        return arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [0]))
+        return DenseIntOrFPElementsAttr.from_list(t, [0])
     if isinstance(elem, AnyFloat):
-        return arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [0.0]))
+        return DenseIntOrFPElementsAttr.from_list(t, [0.0])
     return None
 
 
@@ -226,7 +225,7 @@ class _Forwarder:
         """The store wrote every lane the load reads, and the load's masked-off lanes have a
         value to take: its `other`, or 0 (what the conversion's masked load reads there,
         as the interpreter does) for a tile of numbers."""
-        if load.mask is not None and load.other is None and _zero(load.results[0].type) is None:
+        if load.mask is not None and load.other is None and _zeros(load.results[0].type) is None:
             return False
         return store.mask is None or self.same(store.mask, load.mask)
 
@@ -240,7 +239,7 @@ class _Forwarder:
         other = load.other
         if load.mask is not None:
             if other is None:
-                zero = _zero(load.results[0].type)
+                zero = arith.ConstantOp(_zeros(load.results[0].type))
                 Rewriter.insert_op(zero, InsertPoint.before(load))
                 other = zero.result
             select = arith.SelectOp(load.mask, value, other)
