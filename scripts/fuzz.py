@@ -414,14 +414,15 @@ def analyze(k):
             return ("exact", a[-1] or b[-1])
         return ("tol", acc_err(a, dt) + acc_err(b, dt) + EPS.get(dt, 0), a[-1] or b[-1])
 
+    def written(buf, c):  # a buffer written more than once: the worst of its values
+        prev = k.out_cls.get(buf.name)
+        k.out_cls[buf.name] = list(c if prev is None or tuple(prev) == c else worst(tuple(prev), c, buf.dtype))
+
     def run(block):
         for n in block.nodes:
-            if n.kind == "store":  # a buffer stored more than once: the worst of its values
-                c = env[n.deps[0]][0] if n.rule == "prop" else apply_rule(
-                    n.rule, [env[d] for d in n.deps], n.buf.dtype)  # (an atomic's rule)
-                prev = k.out_cls.get(n.buf.name)
-                k.out_cls[n.buf.name] = list(c if prev is None or tuple(prev) == c
-                                             else worst(tuple(prev), c, n.buf.dtype))
+            if n.kind == "store":
+                written(n.buf, env[n.deps[0]][0] if n.rule == "prop" else apply_rule(
+                    n.rule, [env[d] for d in n.deps], n.buf.dtype))  # (an atomic's rule)
                 continue
             if n.kind == "loop":
                 c, dt = n.outs[0], n.tys[0][0]
@@ -446,9 +447,7 @@ def analyze(k):
             for o, ty in zip(n.outs, n.tys):
                 env[o] = (apply_rule(n.rule, ins, ty[0]), ty[0])
             if n.tags and n.tags[0].startswith("atomic."):  # what it leaves in its buffer
-                c, prev = env[n.outs[0]][0], k.out_cls.get(n.buf.name)
-                k.out_cls[n.buf.name] = list(c if prev is None or tuple(prev) == c
-                                             else worst(tuple(prev), c, n.buf.dtype))
+                written(n.buf, env[n.outs[0]][0])
     run(k.body)
     for n in k.walk():  # an output buffer only read (the shrinker dropped its stores)
         if n.buf is not None and n.buf.out:
@@ -853,8 +852,6 @@ class Gen:
         op = r.choice(list(self.ATOMICS))
         dt = r.choice(self.ATOMICS[op])
         v = self.pick(lambda x: x.dt == dt and x.sh != () and numel(x.sh) >= 2, p=0.7) or self.load(dt)
-        if v.sh == ():
-            return v
         if op in ("max", "min"):
             v = self.nonan(v)
         sh, size = v.sh, numel(v.sh)
@@ -870,10 +867,10 @@ class Gen:
             where = "(%s) // 2" % lin if repeat == 2 else "(%s) %% 4" % lin
         ptr = "{P} + pid * %d + %s" % (region, where)
         sem = r.choice(["", "", ", sem='relaxed'", ", sem='acq_rel'", ", sem='acquire'", ", sem='release'"])
-        deps = [v.name]
+        args = [v]
         if op == "cas":
             other = self.pick(lambda x: x.dt == dt and x.sh == sh, p=0.7) or self.load(dt, sh)
-            deps.append(other.name)
+            args.append(other)
             # half of the lanes compare against what the buffer holds: they swap
             code = "tl.atomic_cas(%s, tl.where((%s) %% 2 == 0, tl.load(%s), {1}), {0}%s)" % (ptr, lin, ptr, sem)
         else:
@@ -888,16 +885,14 @@ class Gen:
         else:
             rule = "minmax" if op in ("max", "min") else "prop"
         tags = ["atomic.%s.%s" % (op, "distinct" if repeat == 1 else "repeated")]
+        deps = [x.name for x in args]
         if repeat > 1:
             self.block.nodes.append(Node("store", [], [], deps, code, rule=rule, tags=tags, buf=buf))
             return v
         out = self.name()
-        acc = apply_rule(rule, [(self.V_of(d).acc, dt) for d in deps], dt)
+        acc = apply_rule(rule, [(x.acc, dt) for x in args], dt)
         node = Node("load", [out], [(dt, sh)], deps, code, rule=rule, tags=tags, buf=buf)
         return self.add(node, [V(out, dt, sh, acc)])
-
-    def V_of(self, name):
-        return next(v for v in self.visible() if v.name == name)
 
     # ---- picking operands ----
     def pick(self, pred, p=0.85):
