@@ -186,3 +186,16 @@ def rows_disjoint_under(ptr: SSAValue, masks) -> bool:
     cols, stride = layout
     bounds = [constant_value(b) if (b := column_bound(m, cols)) is not None else None for m in masks]
     return bool(bounds) and None not in bounds and constant_at_least(stride, max(bounds))
+
+
+def lanes_distinct(ptr: SSAValue, contiguity: int, masks) -> bool:
+    """The lanes of the 1-D or 2-D tile of pointers `ptr` that every mask of `masks` keeps
+    hold no address twice: contiguous along the last axis (`contiguity`, the axis
+    analysis' value there, spans the row) and one row, or rows_disjoint_under."""
+    t = ptr.type
+    if not isinstance(t, TensorType):
+        return False
+    shape = t.get_shape()
+    if len(shape) not in (1, 2) or contiguity < shape[-1]:
+        return False
+    return len(shape) == 1 or shape[0] == 1 or rows_disjoint_under(ptr, masks)

@@ -50,8 +50,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import RecursiveMemoryEffect, is_side_effect_free
 
 from triton_cpu.analysis.axis_info import AxisInfoAnalysis
-from triton_cpu.analysis.row_addresses import (column_bound, pointer_root, range_plus_scalars, row_layout,
-                                                  rows_disjoint_under, splat_scalar, through_widening)
+from triton_cpu.analysis.row_addresses import (column_bound, lanes_distinct, pointer_root, range_plus_scalars,
+                                                  row_layout, splat_scalar, through_widening)
 from triton_cpu.dialects.compat import arith
 from triton_cpu.transforms.convert_triton_to_tcpu.util import is_volatile
 from triton_cpu.transforms.loop_rewrites import InsertBefore, branch_on, ops_before_terminator
@@ -163,11 +163,11 @@ class _Forwarder:
         t = ptr.type
         if not isinstance(t, TensorType):
             return True
-        shape = t.get_shape()
-        if len(shape) not in (1, 2) or self.axis.get(ptr).contiguity[-1] < shape[-1]:
-            return None
-        if len(shape) == 1 or shape[0] == 1 or rows_disjoint_under(ptr, [mask]):
+        shape, contiguity = t.get_shape(), self.axis.get(ptr).contiguity[-1]
+        if lanes_distinct(ptr, contiguity, [mask]):
             return True
+        if len(shape) != 2 or contiguity < shape[-1]:
+            return None
         layout = row_layout(ptr)
         stride = None if layout is None else splat_scalar(layout[1])
         if stride is None:

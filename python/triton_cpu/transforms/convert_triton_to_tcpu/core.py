@@ -52,7 +52,7 @@ from triton_cpu.codegen import externs
 from triton_cpu.analysis.axis_info import (
     AxisInfoAnalysis, attr as _attr, attr_int, element_type, pointee_bytes, shape_of,
 )
-from triton_cpu.analysis.row_addresses import pointer_root, rows_disjoint_under
+from triton_cpu.analysis.row_addresses import lanes_distinct, pointer_root
 from triton_cpu.dialects import tcpu, tt
 from triton_cpu.dialects.compat import arith, splat_value
 from triton_cpu.errors import UnsupportedError
@@ -951,7 +951,7 @@ class FuncLowering:
         2-D tile that overlap at run time). Taken as safe: a write through another
         kernel argument (arguments are taken not to overlap), or through the load's own
         tile of pointers when that tile holds no address twice (contiguous along the
-        last axis, one row, or rows disjoint where the masks keep lanes: rows_disjoint_under).
+        last axis, one row, or rows disjoint where the masks keep lanes: lanes_distinct).
         Anything else is read into a buffer first."""
         ptr = load.operands[0]
         for r in roots:
@@ -961,17 +961,11 @@ class FuncLowering:
             a, b = pointer_root(ptr), pointer_root(target)
             if a is not None and b is not None and a is not b:
                 continue
-            if target is ptr and self._no_repeated_address(ptr, [load.mask, getattr(r, "mask", None)]):
+            if target is ptr and is_tensor(ptr) and lanes_distinct(
+                    ptr, self.axis.get(ptr).contiguity[-1], [load.mask, getattr(r, "mask", None)]):
                 continue
             return True
         return False
-
-    def _no_repeated_address(self, ptr: SSAValue, masks) -> bool:
-        """No address twice among the lanes of `ptr` that each of `masks` keeps."""
-        shape = shape_of(ptr)
-        if len(shape) not in (1, 2) or self.axis.get(ptr).contiguity[-1] < shape[-1]:
-            return False
-        return len(shape) == 1 or shape[0] == 1 or rows_disjoint_under(ptr, masks)
 
     @staticmethod
     def _in_inner_loop(root: Operation, producer: Operation) -> bool:
