@@ -102,6 +102,36 @@ CASES = {
         nans = torch.isnan(Z.view(torch.float32))
         assert nans.sum() == 6 and (Z[nans] == 0x7FFFFFFF).all(), Z[nans].tolist()
     """,
+    # fuzz seed 371021: the bits of tl.where(x == x, x, float('nan')) over a float made from
+    # integer bits. A select moves bits (PTX selp): its NaN lanes are the constant's 0x7fc00000
+    # on a GPU, and a loaded NaN keeps its payload; they were canonicalized to 0x7fffffff as if
+    # computed. Where one side of the select is computed, only its lanes are canonical.
+    "bits_of_selected_nans": """
+        @triton.jit
+        def kernel(X, Y, Z, W):
+            offs = tl.arange(0, 64)
+            f = tl.load(X + offs).to(tl.float32, bitcast=True)
+            q = tl.where(f == f, f, float("nan"))
+            tl.store(Y + offs, q.to(tl.int32, bitcast=True))
+            tl.store(Z + offs, tl.where(offs % 2 == 0, f, q).to(tl.int32, bitcast=True))
+            m = tl.where(offs < 32, f * 2.0, float("nan"))  # computed NaNs, then the constant's
+            tl.store(W + offs, m.to(tl.int32, bitcast=True))
+
+        X = torch.arange(-32, 32, dtype=torch.int32)  # -32..-1 are NaNs (negative, payloads)
+        X[40] = 0x7F800000  # +inf
+        Y, Z, W = (torch.empty(64, dtype=torch.int32) for _ in range(3))
+        for bits in (256, 512):
+            kernel[(1,)](X, Y, Z, W, vector_bits=bits)
+            nan = X.view(torch.float32).isnan()
+            quiet = torch.where(nan, torch.tensor(0x7FC00000, dtype=torch.int32), X)
+            assert torch.equal(Y, quiet), (bits, Y.tolist())
+            even = torch.arange(64) % 2 == 0
+            assert torch.equal(Z, torch.where(even, X, quiet)), (bits, Z.tolist())
+            # a computed NaN is NVIDIA's canonical one; the constant's lanes keep its bits
+            assert nan[:32].all()
+            ref = torch.tensor([0x7FFFFFFF] * 32 + [0x7FC00000] * 32, dtype=torch.int32)
+            assert torch.equal(W, ref), (bits, W.tolist())
+    """,
     # fuzz seed 6528: a row max truncated to int8 stored with a one-lane mask. LLVM 22's X86
     # backend (AVX-512) wrote the untruncated i32 (4 bytes) into the neighbours. Floats too.
     "truncated_store_one_lane": """

@@ -42,7 +42,7 @@ from math import gcd
 from xdsl.dialects import math, memref, scf, vector
 from xdsl.dialects.builtin import (
     BFloat16Type, DenseArrayBase, DenseIntOrFPElementsAttr, Float16Type, Float32Type, Float64Type, FloatAttr,
-    IntegerAttr, IntegerType, MemRefType, StringAttr, UnitAttr, VectorType, i64,
+    IntegerAttr, IntegerType, MemRefType, StringAttr, UnitAttr, VectorType, i1, i64,
 )
 from xdsl.dialects.builtin import UnknownLoc
 from xdsl.ir import Block, Operation, SSAValue
@@ -416,26 +416,61 @@ def _scalar_guard(mask: SSAValue):
     return None
 
 
+_FLOATS = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+# Ops whose result's bits are some operand's, moved (a GPU's selp, movs, shuffles): a NaN
+# keeps the payload it came with.
+_BIT_MOVES = {"tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.join", "tt.cat",
+              "tt.split", "tt.gather", "tt.histogram"}
+
+
 def _computed_float(v: SSAValue) -> bool:
-    """Is `v` a float tensor computed by an arithmetic or math op (not loaded: a load's bits
-    are the memory's, NaN payloads included)?"""
+    """Can some NaN lane of the float tensor `v` come from an arithmetic or math op (whose
+    NaN bits are not fixed)? Not when every lane is loaded (a load's bits are the memory's,
+    payloads included), a constant, a bitcast of integers, or moved from such values by a
+    select or a shape op."""
     owner = v.owner
-    return isinstance(element_type(v.type), (Float16Type, BFloat16Type, Float32Type, Float64Type)) and \
-        isinstance(owner, Operation) and owner.name.startswith(
-            ("arith.", "math.", "tt.extern_elementwise", "tt.precise_", "tt.fp_to_fp", "tt.clampf"))
+    if not isinstance(element_type(v.type), _FLOATS) or not isinstance(owner, Operation):
+        return False
+    name = owner.name
+    if name == "arith.select":
+        return _computed_float(owner.operands[1]) or _computed_float(owner.operands[2])
+    if name in _BIT_MOVES:
+        return any(_computed_float(x) for x in owner.operands)
+    return name != "arith.constant" and name.startswith(
+        ("arith.", "math.", "tt.extern_elementwise", "tt.precise_", "tt.fp_to_fp", "tt.clampf"))
 
 
-def _canonical_nan_bits(x: SSAValue, bits: SSAValue, rtype, emit) -> SSAValue:
-    """The bits of a computed float `x` (`bits`), with every NaN as the one pattern 0x7fff...
-    (the canonical NaN NVIDIA GPUs produce). Which NaN an operation returns is not fixed:
-    x86 returns the first NaN operand in the order of the instruction form LLVM picks, SLEEF's
-    vector and one-lane variants return different NaNs, and LLVM may duplicate an operation.
-    Two copies of one value could then differ in their bits, and tl.flip's
-    `y ^ xor_sum(y)` corrupted a lane that was not NaN (fuzz seed 290269)."""
+def _computed_nan_lanes(v: SSAValue, x: SSAValue, get, emit) -> SSAValue:
+    """The lanes of `v` (converted: `x`; its operands through `get`) that hold a computed NaN.
+    Through a select, only the lanes it takes from a computed side: a GPU's selp moves the
+    other side's NaN, a loaded payload or the constant's 0x7fc00000, unchanged (fuzz seed
+    371021: tl.where(f == f, f, float('nan')) over a float made from integer bits)."""
+    owner = v.owner
+    if isinstance(owner, Operation) and owner.name == "arith.select":
+        cond, a, b = owner.operands
+        sides = [_computed_nan_lanes(s, get(s), get, emit) if _computed_float(s) else None for s in (a, b)]
+        if None in sides:
+            live = sides[0] if sides[0] is not None else sides[1]
+            zero = emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(live.type, [0]))
+                        if isinstance(live.type, VectorType) else arith.ConstantOp(IntegerAttr(0, i1)))
+            sides = [zero if s is None else s for s in sides]
+        c = get(cond) if is_tensor(cond) else cond
+        return emit(arith.SelectOp(c, *sides))
+    return emit(arith.CmpfOp(x, x, "uno"))
+
+
+def _canonical_nan_bits(v: SSAValue, x: SSAValue, bits: SSAValue, rtype, get, emit) -> SSAValue:
+    """The bits of the float `v` (converted: `x`; its bits: `bits`), with every computed NaN
+    as the one pattern 0x7fff... (the canonical NaN NVIDIA GPUs produce). Which NaN an
+    operation returns is not fixed: x86 returns the first NaN operand in the order of the
+    instruction form LLVM picks, SLEEF's vector and one-lane variants return different NaNs,
+    and LLVM may duplicate an operation. Two copies of one value could then differ in their
+    bits, and tl.flip's `y ^ xor_sum(y)` corrupted a lane that was not NaN (fuzz seed
+    290269)."""
     elem = rtype.element_type if isinstance(rtype, VectorType) else rtype
     width = elem.width.data
     pattern = (1 << (width - 1)) - 1  # sign 0, exponent and mantissa all ones
-    nan = emit(arith.CmpfOp(x, x, "uno"))
+    nan = _computed_nan_lanes(v, x, get, emit)
     if isinstance(rtype, VectorType):
         canonical = emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(rtype, [pattern])))
     else:
@@ -573,7 +608,7 @@ class FuncLowering:
         if name == "tt.bitcast":
             cast = emit(tcpu.BitcastOp(operands[0], rtype))
             if isinstance(res_elem, IntegerType) and _computed_float(op.operands[0]):
-                return _canonical_nan_bits(operands[0], cast, rtype, emit)
+                return _canonical_nan_bits(op.operands[0], operands[0], cast, rtype, get, emit)
             return cast
         if name == "tt.fp_to_fp":
             mode = op.get_rounding()
