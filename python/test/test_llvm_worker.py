@@ -122,6 +122,38 @@ def test_a_kernel_llvm_aborts_on_compiles_in_this_process():
     assert y.item() == torch.cat([x[0:16], x[32:48]]).float().min().item()
 
 
+@triton.jit
+def wrapped_gather_kernel(X, Y):
+    r = tl.arange(0, 64)
+    v = tl.load(X + ((r - 32) % 32 + 32))  # C remainder: lanes 0-31 read 1-32, the rest 32-63
+    tl.store(Y + r, v)
+
+
+def test_the_retry_after_an_abort_reads_the_tritoncpu_ir_text(monkeypatch):
+    """After LLVM aborts in the llir stage, the next pipeline runs in a new worker, which
+    parses the ttcir stage's text: it must read back everything the conversion prints.
+    Here a vector of pointers (a gather's addresses), which xDSL's vector.extract refused
+    (fuzz seed 376437: a backend error instead of the fallback compile)."""
+    real_call, tried = llvm_worker.call, []
+
+    def call(op, *args):
+        if op == "llir":
+            tried.append(args[0])  # the module's handle, None when the text is parsed
+            if len(tried) == 1:
+                raise llvm_worker.LLVMAborted("LoopVectorize.cpp:1: Assertion `x' failed.", -6)
+        return real_call(op, *args)
+
+    monkeypatch.setattr(llvm_worker, "call", call)
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    x, y = torch.randn(64), torch.empty(64)
+    with pytest.warns(LLVMFallbackWarning, match="wrapped_gather_kernel"):
+        compiled = wrapped_gather_kernel[(1,)](x, y)
+    assert "!tt.ptr<f32> from vector<" in compiled.asm["ttcir"]  # what the test is about
+    assert len(tried) == 2 and tried[0] is not None and tried[1] is None
+    r = torch.arange(64)
+    assert torch.equal(y, x[torch.fmod(r - 32, 32) + 32])
+
+
 def test_in_process_knob(monkeypatch):
     def no_worker(*args):
         raise AssertionError("the LLVM worker was used despite TRITON_CPU_LLVM_IN_PROCESS=1")

@@ -21,6 +21,13 @@ Gaps found, and what is done about each:
   Code that builds arith ops should import `arith` from this module instead of xDSL's
   (same names, fixed classes), so built and parsed ops have the same classes.
 - arith.remf is missing: defined below.
+- vector.extract and vector.insert accept integer, index and float elements only; the
+  lowering also extracts from and inserts into vectors of pointers (a gather's addresses).
+  Built ops are not verified, but their printed form did not parse back, so a kernel's
+  TritonCPU IR could not be read again (triton-cpu-opt, an IR override, the LLVM worker's
+  retry with the next pipeline after an abort: fuzz seed 376437). `Vector` is xDSL's vector
+  dialect with the two redefined for any element type (the compiler still builds xDSL's
+  classes; the emitter reads both by name and properties).
 - xDSL prints the bits of inf/NaN in lower case; MLIR in upper case (`_fix_hex_float_case`).
 - scf.while, printed with locations, puts its location in the middle of the op
   (`_fix_while_location`).
@@ -34,9 +41,11 @@ from typing import ClassVar
 
 from xdsl.dialects import arith as _xarith
 from xdsl.dialects import scf as _xscf
+from xdsl.dialects import vector as _xvector
 from xdsl.dialects.arith import FastMathFlagsAttr, FloatingPointLikeBinaryOperation
 from xdsl.dialects.builtin import (
     AnyFloat,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IndexType,
     IntegerAttr,
@@ -46,6 +55,7 @@ from xdsl.dialects.builtin import (
     VectorType,
     container_of,
     i1,
+    i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
@@ -57,6 +67,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -496,6 +507,47 @@ class RemFOp(FloatingPointLikeBinaryOperation):
     name = "arith.remf"
 
 
+@irdl_op_definition
+class VectorExtractOp(IRDLOperation):
+    """xDSL's vector.extract (same name, fields and format), of any element type."""
+
+    name = "vector.extract"
+
+    _T: ClassVar = VarConstraint("T", AnyAttr())
+    _V: ClassVar = VarConstraint("V", VectorType.constr(_T))
+
+    static_position = prop_def(DenseArrayBase.constr(i64))
+    vector = operand_def(_V)
+    dynamic_position = var_operand_def(IndexType)
+    result = result_def(AnyAttr())
+
+    traits = traits_def(Pure())
+    assembly_format = ("$vector `` custom<DynamicIndexList>($dynamic_position, $static_position)"
+                       " attr-dict `:` type($result) `from` type($vector)")
+    custom_directives = (_xvector.DynamicIndexList,)
+
+
+@irdl_op_definition
+class VectorInsertOp(IRDLOperation):
+    """xDSL's vector.insert (same name, fields and format), of any element type."""
+
+    name = "vector.insert"
+
+    _T: ClassVar = VarConstraint("T", AnyAttr())
+    _V: ClassVar = VarConstraint("V", VectorType.constr(_T))
+
+    static_position = prop_def(DenseArrayBase.constr(i64))
+    source = operand_def(AnyAttr())
+    dest = operand_def(_V)
+    dynamic_position = var_operand_def(IndexType)
+    result = result_def(_V)
+
+    traits = traits_def(Pure())
+    assembly_format = ("$source `,` $dest custom<DynamicIndexList>($dynamic_position, $static_position)"
+                       "attr-dict `:` type($source) `into` type($dest)")
+    custom_directives = (_xvector.DynamicIndexList,)
+
+
 _REPLACEMENTS: list[type[Operation]] = [
     ExtSIOp, ExtUIOp, TruncIOp, SIToFPOp, UIToFPOp, FPToSIOp, FPToUIOp, IndexCastOp,
     CmpiOp, CmpfOp, SelectOp,
@@ -512,6 +564,7 @@ def _patched(dialect: Dialect, replacements: Sequence[type[Operation]],
 
 
 Arith = _patched(_xarith.Arith, _REPLACEMENTS, _ADDITIONS)
+Vector = _patched(_xvector.Vector, [VectorExtractOp, VectorInsertOp], [])
 
 # `from triton_cpu.dialects.compat import arith` instead of `from xdsl.dialects import arith`:
 # the same names, with the fixed ops above in place of xDSL's, so ops built by the compiler

@@ -58,7 +58,6 @@ from xdsl.dialects.math import Math
 from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
 from xdsl.dialects.ub import UB
-from xdsl.dialects.vector import Vector
 from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.irdl import IRDLOperation
 from xdsl.parser import Parser
@@ -75,7 +74,7 @@ TTIR_DIALECTS: list[Dialect] = [Builtin, Func, compat.Arith, Math, Scf, Cf, TT, 
                                  *compat.DIALECTS]
 # The dialects the compiler's passes add (tcpu, vector, memref, ...): list them here, and every
 # context -- so parse_ttir of a TTCIR dump and triton-cpu-opt -- reads both stages.
-COMPILER_DIALECTS: list[Dialect] = [tcpu.TCPU, Vector, MemRef]
+COMPILER_DIALECTS: list[Dialect] = [tcpu.TCPU, compat.Vector, MemRef]
 
 
 def make_context(extra: Iterable[Dialect] = ()) -> Context:
