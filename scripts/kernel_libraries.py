@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Run the ops of six real Triton kernel libraries, Liger-Kernel, FlagGems,
 flash-linear-attention (fla-core), Mamba's Triton ops (mamba_ssm), Unsloth's kernels and vLLM's
-attention kernels, on CPU tensors through this backend and compare every result with torch.
+attention, MoE and sampling kernels, on CPU tensors through this backend and compare every result with torch.
 
     python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|all] [-k SUBSTRING] [--list] [-v]
 
@@ -25,7 +25,10 @@ the Triton attention ops are used).
 
 Liger, FlagGems, mamba_ssm, Unsloth and vLLM assume a GPU in their Python wrappers.
 `_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth` and `_shim_vllm` below are the
-only adaptations; they never touch a kernel (fla needs none).  python/test/test_kernel_libraries.py
+only adaptations; they never touch a kernel (fla needs none). Three vLLM modules import its
+serving stack, which the `--no-deps` install leaves out: `_vllm_kernels` compiles only their
+@triton.jit functions from the installed file, unmodified, and those cases launch them as the
+module's wrapper does.  python/test/test_kernel_libraries.py
 runs the same cases under pytest.
 """
 
@@ -1915,6 +1918,220 @@ def _(V, chk):
                          for i, n in enumerate(lens)])
         tol = 1e-5 if dtype == torch.float32 else 1e-2
         chk.close_to_scale(f"heads={heads}, kv_heads={kv_heads}, softcap={softcap}, {dtype}", out.double(), ref, tol)
+
+
+# vLLM's other kernels: the fused MoE GEMM, the merge of two partial attention results, the
+# speculative-decoding rejection sampler and the combined top-k/top-p mask. The modules of the
+# first, third and fourth import vLLM's serving stack (zmq, openai, msgspec, ...), which the
+# `--no-deps` install leaves out; `_vllm_kernels` loads their @triton.jit functions from the
+# installed file's own text instead, and each case launches them as the module's wrapper does.
+
+def _vllm_kernels(relpath):
+    """The @triton.jit functions and upper-case constants of a vLLM source file, by name.
+    The file's top-level `triton.jit`-decorated functions and NAME = ... constants are
+    compiled from the installed file, at its own path and line numbers (Triton reads a
+    kernel's source back through them), in a namespace holding triton and tl; the rest of
+    the module (its imports, its Python wrappers) is not run."""
+    import ast
+    import triton
+    import triton.language as tl
+    path = Path(importlib.util.find_spec("vllm").origin).parent / relpath
+    tree = ast.parse(path.read_text())
+    keep = [node for node in tree.body
+            if (isinstance(node, ast.FunctionDef)
+                and any(ast.unparse(d).startswith("triton.jit") for d in node.decorator_list))
+            or (isinstance(node, ast.Assign)
+                and all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets))]
+    namespace = {"triton": triton, "tl": tl, "__name__": "vllm_kernels." + relpath}
+    exec(compile(ast.Module(body=keep, type_ignores=[]), str(path), "exec"), namespace)
+    return namespace
+
+
+def _moe_blocks(topk_ids, block_m, experts):
+    """What vLLM's moe_align_block_size computes: token slots (token * top_k + k) grouped by
+    expert, each group padded to block_m with the sentinel numel, the expert of each block,
+    and the padded length; two padding blocks of expert -1 follow, past that length."""
+    flat = topk_ids.reshape(-1)
+    ids, block_experts = [], []
+    for e in range(experts):
+        slots = (flat == e).nonzero().reshape(-1).tolist()
+        slots += [flat.numel()] * (-len(slots) % block_m)
+        ids += slots
+        block_experts += [e] * (len(slots) // block_m)
+    padded = len(ids)
+    ids += [flat.numel()] * 2 * block_m
+    block_experts += [-1, -1]
+    return (torch.tensor(ids, dtype=torch.int32), torch.tensor(block_experts, dtype=torch.int32),
+            torch.tensor([padded], dtype=torch.int32))
+
+
+@case("vllm.fused_moe")
+def _(V, chk):
+    """The fused MoE kernel (unquantized): each token's hidden state times the weights of its
+    top-k experts, through expert-sorted token blocks and through the naive one-block-per-
+    slot assignment; the router weight applied or not, a bias, the tensor-descriptor path;
+    fp32, bf16, fp16; K and N not multiples of the blocks. Output rows the kernel must not
+    write start as NaN."""
+    import triton
+    import triton.language as tl
+    kernel = _vllm_kernels("model_executor/layers/fused_moe/fused_moe.py")["fused_moe_kernel"]
+    compute = {torch.float32: tl.float32, torch.bfloat16: tl.bfloat16, torch.float16: tl.float16}
+    variants = [dict(), dict(naive=True, tokens=3, experts=16), dict(k=100, n=70, weighted=False),
+                dict(bias=True), dict(td=True, k=100), dict(dtype=torch.bfloat16), dict(dtype=torch.float16, naive=True)]
+    for variant in variants:
+        o = dict(tokens=33, k=128, n=96, experts=4, top_k=2, dtype=torch.float32, naive=False, weighted=True,
+                 bias=False, td=False, bm=16, bn=32, bk=32)
+        o.update(variant)
+        a = randn(o["tokens"], o["k"], dtype=o["dtype"])
+        w = (randn(o["experts"], o["n"], o["k"]) / o["k"] ** 0.5).to(o["dtype"])
+        bias = randn(o["experts"], o["n"], dtype=o["dtype"]) if o["bias"] else None
+        c = torch.full((o["tokens"], o["top_k"], o["n"]), float("nan"), dtype=o["dtype"])
+        router, ids = torch.topk(torch.softmax(randn(o["tokens"], o["experts"]), -1), o["top_k"])
+        ids = ids.to(torch.int32)
+        if o["naive"]:
+            slots, block_experts = None, ids.reshape(-1)
+            em = ids.numel() * o["bm"]
+            padded = torch.tensor([em], dtype=torch.int32)
+        else:
+            slots, block_experts, padded = _moe_blocks(ids, o["bm"], o["experts"])
+            em = slots.numel()
+        grid = (triton.cdiv(em, o["bm"]) * triton.cdiv(o["n"], o["bn"]), )
+        kernel[grid](a, w, c, bias, None, None, router, slots, block_experts, padded, o["n"], o["k"], em,
+                     ids.numel(), a.stride(0), a.stride(1), w.stride(0), w.stride(2), w.stride(1), c.stride(1),
+                     c.stride(2), 0, 0, 0, 0, 0, bias.stride(0) if bias is not None else 0,
+                     bias.stride(1) if bias is not None else 0, 0, 0, MUL_ROUTED_WEIGHT=o["weighted"],
+                     top_k=o["top_k"], compute_type=compute[o["dtype"]], use_fp8_w8a8=False, use_int8_w8a8=False,
+                     use_int8_w8a16=False, per_channel_quant=False, naive_block_assignment=o["naive"],
+                     HAS_BIAS=o["bias"], BLOCK_SIZE_K=o["bk"], SWAP_AB=False, USE_TD=o["td"],
+                     BLOCK_SIZE_M=o["bm"], BLOCK_SIZE_N=o["bn"], GROUP_SIZE_M=1, SPLIT_K=1)
+        ref = torch.einsum("mk,mtnk->mtn", a.double(), w.double()[ids.long()])
+        if bias is not None:
+            ref = ref + bias.double()[ids.long()]
+        if o["weighted"]:
+            ref = ref * router.double()[..., None]
+        tol = 1e-5 if o["dtype"] == torch.float32 else 1e-2
+        chk.close_to_scale(str(variant), c.double(), ref, tol)
+
+
+@case("vllm.merge_attn_states")
+def _(V, chk):
+    """Two partial attention results (a prefix and a suffix over disjoint keys) merged by
+    their log-sum-exps, as chunked prefill does; an infinite LSE counts as an empty part;
+    the LSE tensors strided views; fp32, bf16, fp16, head sizes 64, 80 (padded) and 128."""
+    from vllm.v1.attention.ops.triton_merge_attn_states import merge_attn_states
+    for tokens, heads, dim, dtype in ((7, 4, 64, torch.float32), (5, 3, 80, torch.bfloat16),
+                                      (9, 2, 128, torch.float16)):
+        prefix, suffix = randn(tokens, heads, dim, dtype=dtype), randn(tokens, heads, dim, dtype=dtype)
+        prefix_lse = randn(tokens, heads).T * 3                 # [heads, tokens], a transposed view
+        suffix_lse = randn(heads, tokens) * 3
+        prefix_lse[0, 0], suffix_lse[1, 1] = float("inf"), float("-inf")
+        out, out_lse = torch.empty(tokens, heads, dim, dtype=dtype), torch.empty(heads, tokens)
+        merge_attn_states(out, prefix, prefix_lse, suffix, suffix_lse, out_lse)
+        p, s = (torch.where(torch.isinf(t), float("-inf"), t).double() for t in (prefix_lse, suffix_lse))
+        m = torch.maximum(p, s)
+        wp, ws = torch.exp(p - m), torch.exp(s - m)
+        ref = prefix.double() * (wp / (wp + ws)).T[..., None] + suffix.double() * (ws / (wp + ws)).T[..., None]
+        tol = 1e-5 if dtype == torch.float32 else 1e-2
+        chk.close_to_scale(f"out {dtype}", out.double(), ref, tol)
+        chk.close(f"lse {dtype}", out_lse.double(), torch.log(wp + ws) + m, atol=1e-5, rtol=1e-5)
+
+
+@case("vllm.rejection_sampler")
+def _(V, chk):
+    """Speculative decoding's rejection sampling: the greedy kernel (a draft token kept while
+    it equals the target's argmax), the random kernel (kept while target/draft probability
+    >= a uniform draw; a padded -1 draft rejected), both appending the bonus token when all
+    drafts are kept, and the recovered-token kernel (argmax of max(target - draft, 0) or of
+    the target without the draft token, times exponential noise) over a 1000-token
+    vocabulary in tiles of 256; requests with 0 to 4 draft tokens."""
+    k = _vllm_kernels("v1/sample/rejection_sampler.py")
+    drafts_per_req, max_spec, vocab = torch.tensor([4, 0, 2, 4, 1, 3]), 4, 1000
+    reqs, ends = len(drafts_per_req), drafts_per_req.cumsum(0).to(torch.int32)
+    n = int(ends[-1])
+    draft = torch.randint(0, vocab, (n, ), dtype=torch.int32)
+    draft[2] = -1
+    argmax = draft.long().clone()
+    argmax[[3, 7, n - 1]] += 1
+    bonus = torch.randint(0, vocab, (reqs, ), dtype=torch.int32)
+    greedy = torch.tensor([True, False, True, False, True, False])
+    target_p, draft_p = torch.softmax(randn(n, vocab) * 3, -1), torch.softmax(randn(n, vocab) * 3, -1)
+    uniform, recovered = torch.rand(n), torch.randint(0, vocab, (n, ), dtype=torch.int32)
+    out = torch.full((reqs, max_spec + 1), -7, dtype=torch.int32)
+    k["rejection_greedy_sample_kernel"][(reqs, )](out, ends, draft, argmax, bonus, greedy, max_spec, None, None,
+                                                  SYNTHETIC_MODE=False)
+    k["rejection_random_sample_kernel"][(reqs, )](out, ends, draft, draft_p, target_p, bonus, recovered, uniform,
+                                                  greedy, max_spec, vocab, None, NO_DRAFT_PROBS=False,
+                                                  SYNTHETIC_MODE=False)
+    ref, start = torch.full_like(out, -7), 0
+    for r in range(reqs):
+        count, rejected = int(drafts_per_req[r]), False
+        for pos in range(count):
+            t, d = start + pos, int(draft[start + pos])
+            if greedy[r]:
+                token, rejected = int(argmax[t]), d != int(argmax[t])
+            else:
+                kept = d >= 0 and float(target_p[t, d]) / float(draft_p[t, d]) >= float(uniform[t])
+                token, rejected = (d if kept else int(recovered[t])), not kept
+            ref[r, pos] = token
+            if rejected:
+                break
+        if not rejected:
+            ref[r, count] = bonus[r]
+        start += count
+    chk.equal("accepted tokens", out, ref)
+    inv_q = 1 / torch.empty(reqs, vocab).exponential_()
+    for no_draft_probs in (False, True):
+        got = torch.full((n, ), -1, dtype=torch.int32)
+        k["sample_recovered_tokens_kernel"][(reqs, max_spec)](got, ends, draft, None if no_draft_probs else draft_p,
+                                                              target_p, inv_q, vocab, BLOCK_SIZE=256,
+                                                              NO_DRAFT_PROBS=no_draft_probs, USE_FP64_GUMBEL=False)
+        want = []
+        for t in range(n):
+            r = int(torch.searchsorted(ends, t, right=True))
+            if no_draft_probs:
+                prob = target_p[t].clone()
+                if draft[t] >= 0:
+                    prob[draft[t]] = 0
+            else:
+                prob = (target_p[t] - draft_p[t]).clamp(min=0)
+            want.append(int(torch.argmax(prob * inv_q[r])))
+        chk.equal(f"recovered tokens (no draft probs: {no_draft_probs})", got, torch.tensor(want, dtype=torch.int32))
+
+
+@case("vllm.top_k_top_p")
+def _(V, chk):
+    """The sampler's combined top-k / top-p mask (pivot search over the vocabulary in tiles,
+    as vLLM launches it on CPU: tiles of 256, one program per row up to the core count):
+    top-k alone, top-p alone and both, vocabularies of 1000 to 50257, one row whose k covers
+    the vocabulary; the kept set must equal a sort-based mask's and keep its logits exactly."""
+    import os
+    k = _vllm_kernels("v1/sample/ops/topk_topp_triton.py")
+    tables = (torch.tensor(k["_PERCENTILE_TO_STD_TABLE"]), torch.tensor(k["_NORMAL_CDF_TO_SIGMA_TABLE"]))
+    for batch, vocab, use_k, use_p in ((4, 1000, True, False), (4, 1000, False, True), (8, 5000, True, True),
+                                       (2, 50257, True, True)):
+        logits = randn(batch, vocab) * 3
+        top_k = torch.randint(1, 200, (batch, ), dtype=torch.int32) if use_k else None
+        if use_k:
+            top_k[0] = vocab
+        top_p = torch.rand(batch) * 0.9 + 0.05 if use_p else None
+        programs = min(os.cpu_count() or 1, batch)
+        got = logits.clone()
+        k["_topk_topp_kernel"][(programs, )](got, got.stride(0), torch.empty(programs, vocab), *tables,
+                                             top_k if use_k else got, top_p if use_p else got, batch,
+                                             VOCAB_SIZE=vocab, MASK_VALUE=float("-inf"), BLOCK_SIZE=256,
+                                             BLOCK_SIZE_TRUNC=128, TOPK_ENABLED=use_k, TOPP_ENABLED=use_p,
+                                             SPLIT_COVERS_PONLY=False)
+        ordered, order = logits.sort(-1)                 # the sort-based mask, ascending
+        if use_k:
+            ordered = ordered.masked_fill(ordered < ordered.gather(1, (vocab - top_k.long())[:, None]), float("-inf"))
+        if use_p:
+            drop = ordered.softmax(-1).cumsum(-1) <= 1 - top_p[:, None]
+            drop[:, -1] = False
+            ordered = ordered.masked_fill(drop, float("-inf"))
+        ref = torch.empty_like(logits).scatter_(-1, order, ordered)
+        tag = f"batch={batch}, vocab={vocab}, k={use_k}, p={use_p}"
+        chk.equal(f"kept set, {tag}", torch.isfinite(got), torch.isfinite(ref))
+        chk.equal(f"kept logits, {tag}", got[torch.isfinite(ref)], logits[torch.isfinite(ref)])
 
 
 # =============================================================================================

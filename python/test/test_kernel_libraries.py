@@ -1,5 +1,5 @@
 """Real kernel libraries (Liger-Kernel, FlagGems, flash-linear-attention, Mamba's Triton ops,
-Unsloth's kernels, vLLM's attention kernels) on CPU tensors, each op against torch (or, for fla and mamba_ssm, the
+Unsloth's kernels, vLLM's attention, MoE and sampling kernels) on CPU tensors, each op against torch (or, for fla and mamba_ssm, the
 library's own torch references).
 
 The cases live in scripts/kernel_libraries.py (also a CLI that prints one line per op).  The
