@@ -1920,6 +1920,34 @@ def _(V, chk):
         chk.close_to_scale(f"heads={heads}, kv_heads={kv_heads}, softcap={softcap}, {dtype}", out.double(), ref, tol)
 
 
+@case("vllm.prefill_attention")
+def _(V, chk):
+    """The prefill attention over packed variable-length sequences (lengths 17, 1, 64, 33),
+    causal and not, grouped-query heads, head sizes 64, 80 (padded) and 128, fp32/bf16/fp16,
+    against fp64 softmax attention per sequence. Output rows start as NaN."""
+    from vllm.v1.attention.ops.triton_prefill_attention import context_attention_fwd
+    lens = torch.tensor([17, 1, 64, 33], dtype=torch.int32)
+    starts = torch.cat([torch.zeros(1, dtype=torch.int32), lens.cumsum(0)[:-1].to(torch.int32)])
+    for dtype, causal, heads, kv_heads, dim in ((torch.float32, True, 8, 2, 64), (torch.float32, False, 4, 4, 80),
+                                                (torch.bfloat16, True, 8, 8, 128), (torch.float16, True, 6, 2, 64)):
+        n = int(lens.sum())
+        q = randn(n, heads, dim, dtype=dtype)
+        k, v = randn(n, kv_heads, dim, dtype=dtype), randn(n, kv_heads, dim, dtype=dtype)
+        out = torch.full_like(q, float("nan"))
+        context_attention_fwd(q, k, v, out, starts, lens, int(lens.max()), is_causal=causal)
+        ref = torch.empty_like(q, dtype=torch.float64)
+        for s, length in zip(starts.tolist(), lens.tolist()):
+            group = heads // kv_heads
+            keys = k[s:s + length].double().repeat_interleave(group, 1)
+            values = v[s:s + length].double().repeat_interleave(group, 1)
+            scores = torch.einsum("qhd,khd->hqk", q[s:s + length].double(), keys) * dim ** -0.5
+            if causal:
+                scores = scores.masked_fill(torch.ones(length, length, dtype=torch.bool).triu(1), float("-inf"))
+            ref[s:s + length] = torch.einsum("hqk,khd->qhd", scores.softmax(-1), values)
+        tol = 1e-5 if dtype == torch.float32 else 1e-2
+        chk.close_to_scale(f"{dtype}, causal={causal}, heads={heads}/{kv_heads}, dim={dim}", out.double(), ref, tol)
+
+
 # vLLM's other kernels: the fused MoE GEMM, the merge of two partial attention results, the
 # speculative-decoding rejection sampler and the combined top-k/top-p mask. The modules of the
 # first, third and fourth import vLLM's serving stack (zmq, openai, msgspec, ...), which the
