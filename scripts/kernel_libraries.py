@@ -1998,8 +1998,8 @@ def _(V, chk):
     """The fused MoE kernel (unquantized): each token's hidden state times the weights of its
     top-k experts, through expert-sorted token blocks and through the naive one-block-per-
     slot assignment; the router weight applied or not, a bias, the tensor-descriptor path;
-    fp32, bf16, fp16; K and N not multiples of the blocks. Output rows the kernel must not
-    write start as NaN."""
+    fp32, bf16, fp16; K and N not multiples of the blocks; then quantized operands
+    (`_vllm_fused_moe_quantized`). Output rows the kernel must not write start as NaN."""
     import triton
     import triton.language as tl
     kernel = _vllm_kernels("model_executor/layers/fused_moe/fused_moe.py")["fused_moe_kernel"]
@@ -2039,6 +2039,58 @@ def _(V, chk):
             ref = ref * router.double()[..., None]
         tol = 1e-5 if o["dtype"] == torch.float32 else 1e-2
         chk.close_to_scale(str(variant), c.double(), ref, tol)
+    _vllm_fused_moe_quantized(kernel, chk)
+
+
+def _vllm_fused_moe_quantized(kernel, chk):
+    """The same kernel on quantized operands, bf16 out: fp8 e4m3 activations and weights with
+    64 x 64 block scales (plain and SWAP_AB, the transposed dot), int8 weights with a scale
+    per output channel on bf16 activations (w8a16), int8 activations and weights with
+    per-token and per-channel scales (w8a8). The reference multiplies the dequantized
+    operands in fp64."""
+    import triton
+    import triton.language as tl
+    tokens, k, n, experts, top_k, bm, bn, bk, group = 33, 256, 192, 4, 2, 16, 64, 64, 64
+    a, w = randn(tokens, k), randn(experts, n, k) / k ** 0.5
+    router, ids = torch.topk(torch.softmax(randn(tokens, experts), -1), top_k)
+    ids = ids.to(torch.int32)
+    slots, block_experts, padded = _moe_blocks(ids, bm, experts)
+    for mode, swap in (("fp8 block", False), ("fp8 block", True), ("int8 w8a16", False), ("int8 w8a8", False)):
+        flags = dict(use_fp8_w8a8=mode == "fp8 block", use_int8_w8a8=mode == "int8 w8a8",
+                     use_int8_w8a16=mode == "int8 w8a16", per_channel_quant=mode == "int8 w8a8")
+        if mode == "fp8 block":
+            a_blocks, w_blocks = a.view(tokens, k // group, group), w.view(experts, n // group, group, k // group, group)
+            a_scale = a_blocks.abs().amax(-1) / 448
+            w_scale = w_blocks.abs().amax((2, 4)) / 448
+            aq = (a_blocks / a_scale[..., None]).to(torch.float8_e4m3fn).view(tokens, k)
+            wq = (w_blocks / w_scale[:, :, None, :, None]).to(torch.float8_e4m3fn).view(experts, n, k)
+            a_ref = (aq.double().view(tokens, k // group, group) * a_scale[..., None].double()).view(tokens, k)
+            w_ref = (wq.double().view(experts, n // group, group, k // group, group)
+                     * w_scale[:, :, None, :, None].double()).view(experts, n, k)
+            strides, blocks = (a_scale.stride(0), a_scale.stride(1), w_scale.stride(0), w_scale.stride(2),
+                               w_scale.stride(1)), (group, group)
+        elif mode == "int8 w8a16":
+            w_scale = (w.abs().amax(-1) / 127).to(torch.bfloat16)
+            wq = torch.round(w / w_scale.float()[..., None]).to(torch.int8)
+            aq, a_scale = a.to(torch.bfloat16), None
+            a_ref, w_ref = aq.double(), wq.double() * w_scale.double()[..., None]
+            strides, blocks = (0, 0, w_scale.stride(0), 0, w_scale.stride(1)), (0, 0)
+        else:
+            a_scale, w_scale = a.abs().amax(-1, keepdim=True) / 127, w.abs().amax(-1, keepdim=True) / 127
+            aq, wq = torch.round(a / a_scale).to(torch.int8), torch.round(w / w_scale).to(torch.int8)
+            a_ref, w_ref = aq.double() * a_scale.double(), wq.double() * w_scale.double()
+            strides, blocks = (a_scale.stride(0), a_scale.stride(1), w_scale.stride(0), w_scale.stride(2),
+                               w_scale.stride(1)), (0, 0)
+        c = torch.full((tokens, top_k, n), float("nan"), dtype=torch.bfloat16)
+        grid = (triton.cdiv(slots.numel(), bm) * triton.cdiv(n, bn), )
+        kernel[grid](aq, wq, c, None, a_scale, w_scale, router, slots, block_experts, padded, n, k, slots.numel(),
+                     ids.numel(), aq.stride(0), aq.stride(1), wq.stride(0), wq.stride(2), wq.stride(1), c.stride(1),
+                     c.stride(2), *strides, 0, 0, *blocks, MUL_ROUTED_WEIGHT=True, top_k=top_k,
+                     compute_type=tl.bfloat16, **flags, naive_block_assignment=False, HAS_BIAS=False,
+                     BLOCK_SIZE_K=bk, SWAP_AB=swap, USE_TD=False, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn,
+                     GROUP_SIZE_M=1, SPLIT_K=1)
+        ref = torch.einsum("mk,mtnk->mtn", a_ref, w_ref[ids.long()]) * router.double()[..., None]
+        chk.close_to_scale(f"{mode}, SWAP_AB={swap}", c.double(), ref, 1e-2)
 
 
 @case("vllm.merge_attn_states")
