@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Run the ops of six real Triton kernel libraries, Liger-Kernel, FlagGems,
 flash-linear-attention (fla-core), Mamba's Triton ops (mamba_ssm), Unsloth's kernels and vLLM's
-attention, MoE and sampling kernels, on CPU tensors through this backend and compare every result with torch.
+attention, MoE and sampling kernels, on CPU tensors through this backend and compare every
+result with torch.
 
     python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|all] [-k SUBSTRING] [--list] [-v]
 
@@ -28,8 +29,7 @@ Liger, FlagGems, mamba_ssm, Unsloth and vLLM assume a GPU in their Python wrappe
 only adaptations; they never touch a kernel (fla needs none). Three vLLM modules import its
 serving stack, which the `--no-deps` install leaves out: `_vllm_kernels` compiles only their
 @triton.jit functions from the installed file, unmodified, and those cases launch them as the
-module's wrapper does.  python/test/test_kernel_libraries.py
-runs the same cases under pytest.
+module's wrapper does. python/test/test_kernel_libraries.py runs the same cases under pytest.
 """
 
 import argparse
@@ -2005,7 +2005,8 @@ def _(V, chk):
     kernel = _vllm_kernels("model_executor/layers/fused_moe/fused_moe.py")["fused_moe_kernel"]
     compute = {torch.float32: tl.float32, torch.bfloat16: tl.bfloat16, torch.float16: tl.float16}
     variants = [dict(), dict(naive=True, tokens=3, experts=16), dict(k=100, n=70, weighted=False),
-                dict(bias=True), dict(td=True, k=100), dict(dtype=torch.bfloat16), dict(dtype=torch.float16, naive=True)]
+                dict(bias=True), dict(td=True, k=100), dict(dtype=torch.bfloat16),
+                dict(dtype=torch.float16, naive=True)]
     for variant in variants:
         o = dict(tokens=33, k=128, n=96, experts=4, top_k=2, dtype=torch.float32, naive=False, weighted=True,
                  bias=False, td=False, bm=16, bn=32, bk=32)
@@ -2059,7 +2060,8 @@ def _vllm_fused_moe_quantized(kernel, chk):
         flags = dict(use_fp8_w8a8=mode == "fp8 block", use_int8_w8a8=mode == "int8 w8a8",
                      use_int8_w8a16=mode == "int8 w8a16", per_channel_quant=mode == "int8 w8a8")
         if mode == "fp8 block":
-            a_blocks, w_blocks = a.view(tokens, k // group, group), w.view(experts, n // group, group, k // group, group)
+            a_blocks = a.view(tokens, k // group, group)
+            w_blocks = w.view(experts, n // group, group, k // group, group)
             a_scale = a_blocks.abs().amax(-1) / 448
             w_scale = w_blocks.abs().amax((2, 4)) / 448
             aq = (a_blocks / a_scale[..., None]).to(torch.float8_e4m3fn).view(tokens, k)
