@@ -1849,10 +1849,10 @@ def _paged_kv(pages, page_size, kv_heads, head_dim, lens, dtype=torch.float32):
     return k, v, table
 
 
-def _paged_attention_ref(q, k, v, table, seq, kv_len, scale, window=-1, softcap=0.0, sink=None):
-    """Causal attention of the queries `q` [q_len, heads, dim], the last q_len positions of a
-    sequence of kv_len tokens, over its pages (grouped-query: query head h reads K/V head
-    h // (heads / kv heads)), in fp64."""
+def _paged_attention_ref(q, k, v, table, seq, kv_len, scale, window=-1, softcap=0.0, sink=None, causal=True):
+    """Causal (or, with causal=False, full) attention of the queries `q` [q_len, heads, dim],
+    the last q_len positions of a sequence of kv_len tokens, over its pages (grouped-query:
+    query head h reads K/V head h // (heads / kv heads)), in fp64."""
     heads, kv_heads, dim = q.shape[1], k.shape[2], k.shape[3]
     pages = table[seq, :-(-kv_len // k.shape[1])].long()
     keys = k[pages].reshape(-1, kv_heads, dim)[:kv_len].double().repeat_interleave(heads // kv_heads, 1)
@@ -1862,7 +1862,7 @@ def _paged_attention_ref(q, k, v, table, seq, kv_len, scale, window=-1, softcap=
         s = softcap * torch.tanh(s / softcap)
     pos = torch.arange(kv_len - q.shape[0], kv_len)[:, None]
     key_pos = torch.arange(kv_len)[None]
-    visible = key_pos <= pos
+    visible = key_pos <= pos if causal else torch.ones(q.shape[0], kv_len, dtype=torch.bool)
     if window >= 0:
         visible &= key_pos >= pos - window
     s = s.masked_fill(~visible, float("-inf"))
@@ -1935,15 +1935,10 @@ def _(V, chk):
         k, v = randn(n, kv_heads, dim, dtype=dtype), randn(n, kv_heads, dim, dtype=dtype)
         out = torch.full_like(q, float("nan"))
         context_attention_fwd(q, k, v, out, starts, lens, int(lens.max()), is_causal=causal)
-        ref = torch.empty_like(q, dtype=torch.float64)
-        for s, length in zip(starts.tolist(), lens.tolist()):
-            group = heads // kv_heads
-            keys = k[s:s + length].double().repeat_interleave(group, 1)
-            values = v[s:s + length].double().repeat_interleave(group, 1)
-            scores = torch.einsum("qhd,khd->hqk", q[s:s + length].double(), keys) * dim ** -0.5
-            if causal:
-                scores = scores.masked_fill(torch.ones(length, length, dtype=torch.bool).triu(1), float("-inf"))
-            ref[s:s + length] = torch.einsum("hqk,khd->qhd", scores.softmax(-1), values)
+        one_page = torch.zeros(1, 1, dtype=torch.int32)      # each sequence as a single page
+        ref = torch.cat([_paged_attention_ref(q[s:s + length], k[None, s:s + length], v[None, s:s + length], one_page,
+                                              0, length, dim ** -0.5, causal=causal)
+                         for s, length in zip(starts.tolist(), lens.tolist())])
         tol = 1e-5 if dtype == torch.float32 else 1e-2
         chk.close_to_scale(f"{dtype}, causal={causal}, heads={heads}/{kv_heads}, dim={dim}", out.double(), ref, tol)
 
@@ -1993,6 +1988,33 @@ def _moe_blocks(topk_ids, block_m, experts):
             torch.tensor([padded], dtype=torch.int32))
 
 
+def _launch_fused_moe(kernel, a, w, c, router, ids, compute, *, bias=None, a_scale=None, w_scale=None,
+                      scale_strides=(0, 0, 0, 0, 0), group=(0, 0), weighted=True, naive=False, td=False,
+                      swap=False, quant="none", bm=16, bn=32, bk=32):
+    """Launches vLLM's fused_moe_kernel with the arguments its `invoke_fused_moe_triton_kernel`
+    passes: the token slots sorted into blocks by expert (`_moe_blocks`), or with `naive` one
+    block per token slot; `quant` is "none", "fp8 block", "int8 w8a16" or "int8 w8a8" (the
+    last with per-channel scales)."""
+    import triton
+    if naive:
+        slots, block_experts = None, ids.reshape(-1)
+        em = ids.numel() * bm
+        padded = torch.tensor([em], dtype=torch.int32)
+    else:
+        slots, block_experts, padded = _moe_blocks(ids, bm, w.shape[0])
+        em = slots.numel()
+    n, k = w.shape[1], w.shape[2]
+    grid = (triton.cdiv(em, bm) * triton.cdiv(n, bn), )
+    kernel[grid](a, w, c, bias, a_scale, w_scale, router, slots, block_experts, padded, n, k, em, ids.numel(),
+                 a.stride(0), a.stride(1), w.stride(0), w.stride(2), w.stride(1), c.stride(1), c.stride(2),
+                 *scale_strides, bias.stride(0) if bias is not None else 0, bias.stride(1) if bias is not None else 0,
+                 *group, MUL_ROUTED_WEIGHT=weighted, top_k=ids.shape[1], compute_type=compute,
+                 use_fp8_w8a8=quant == "fp8 block", use_int8_w8a8=quant == "int8 w8a8",
+                 use_int8_w8a16=quant == "int8 w8a16", per_channel_quant=quant == "int8 w8a8",
+                 naive_block_assignment=naive, HAS_BIAS=bias is not None, BLOCK_SIZE_K=bk, SWAP_AB=swap, USE_TD=td,
+                 BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, GROUP_SIZE_M=1, SPLIT_K=1)
+
+
 @case("vllm.fused_moe")
 def _(V, chk):
     """The fused MoE kernel (unquantized): each token's hidden state times the weights of its
@@ -2000,7 +2022,6 @@ def _(V, chk):
     slot assignment; the router weight applied or not, a bias, the tensor-descriptor path;
     fp32, bf16, fp16; K and N not multiples of the blocks; then quantized operands
     (`_vllm_fused_moe_quantized`). Output rows the kernel must not write start as NaN."""
-    import triton
     import triton.language as tl
     kernel = _vllm_kernels("model_executor/layers/fused_moe/fused_moe.py")["fused_moe_kernel"]
     compute = {torch.float32: tl.float32, torch.bfloat16: tl.bfloat16, torch.float16: tl.float16}
@@ -2009,7 +2030,7 @@ def _(V, chk):
                 dict(dtype=torch.float16, naive=True)]
     for variant in variants:
         o = dict(tokens=33, k=128, n=96, experts=4, top_k=2, dtype=torch.float32, naive=False, weighted=True,
-                 bias=False, td=False, bm=16, bn=32, bk=32)
+                 bias=False, td=False)
         o.update(variant)
         a = randn(o["tokens"], o["k"], dtype=o["dtype"])
         w = (randn(o["experts"], o["n"], o["k"]) / o["k"] ** 0.5).to(o["dtype"])
@@ -2017,22 +2038,8 @@ def _(V, chk):
         c = torch.full((o["tokens"], o["top_k"], o["n"]), float("nan"), dtype=o["dtype"])
         router, ids = torch.topk(torch.softmax(randn(o["tokens"], o["experts"]), -1), o["top_k"])
         ids = ids.to(torch.int32)
-        if o["naive"]:
-            slots, block_experts = None, ids.reshape(-1)
-            em = ids.numel() * o["bm"]
-            padded = torch.tensor([em], dtype=torch.int32)
-        else:
-            slots, block_experts, padded = _moe_blocks(ids, o["bm"], o["experts"])
-            em = slots.numel()
-        grid = (triton.cdiv(em, o["bm"]) * triton.cdiv(o["n"], o["bn"]), )
-        kernel[grid](a, w, c, bias, None, None, router, slots, block_experts, padded, o["n"], o["k"], em,
-                     ids.numel(), a.stride(0), a.stride(1), w.stride(0), w.stride(2), w.stride(1), c.stride(1),
-                     c.stride(2), 0, 0, 0, 0, 0, bias.stride(0) if bias is not None else 0,
-                     bias.stride(1) if bias is not None else 0, 0, 0, MUL_ROUTED_WEIGHT=o["weighted"],
-                     top_k=o["top_k"], compute_type=compute[o["dtype"]], use_fp8_w8a8=False, use_int8_w8a8=False,
-                     use_int8_w8a16=False, per_channel_quant=False, naive_block_assignment=o["naive"],
-                     HAS_BIAS=o["bias"], BLOCK_SIZE_K=o["bk"], SWAP_AB=False, USE_TD=o["td"],
-                     BLOCK_SIZE_M=o["bm"], BLOCK_SIZE_N=o["bn"], GROUP_SIZE_M=1, SPLIT_K=1)
+        _launch_fused_moe(kernel, a, w, c, router, ids, compute[o["dtype"]], bias=bias,
+                          weighted=o["weighted"], naive=o["naive"], td=o["td"])
         ref = torch.einsum("mk,mtnk->mtn", a.double(), w.double()[ids.long()])
         if bias is not None:
             ref = ref + bias.double()[ids.long()]
@@ -2049,16 +2056,12 @@ def _vllm_fused_moe_quantized(kernel, chk):
     per output channel on bf16 activations (w8a16), int8 activations and weights with
     per-token and per-channel scales (w8a8). The reference multiplies the dequantized
     operands in fp64."""
-    import triton
     import triton.language as tl
-    tokens, k, n, experts, top_k, bm, bn, bk, group = 33, 256, 192, 4, 2, 16, 64, 64, 64
+    tokens, k, n, experts, top_k, group = 33, 256, 192, 4, 2, 64
     a, w = randn(tokens, k), randn(experts, n, k) / k ** 0.5
     router, ids = torch.topk(torch.softmax(randn(tokens, experts), -1), top_k)
     ids = ids.to(torch.int32)
-    slots, block_experts, padded = _moe_blocks(ids, bm, experts)
     for mode, swap in (("fp8 block", False), ("fp8 block", True), ("int8 w8a16", False), ("int8 w8a8", False)):
-        flags = dict(use_fp8_w8a8=mode == "fp8 block", use_int8_w8a8=mode == "int8 w8a8",
-                     use_int8_w8a16=mode == "int8 w8a16", per_channel_quant=mode == "int8 w8a8")
         if mode == "fp8 block":
             a_blocks = a.view(tokens, k // group, group)
             w_blocks = w.view(experts, n // group, group, k // group, group)
@@ -2069,28 +2072,23 @@ def _vllm_fused_moe_quantized(kernel, chk):
             a_ref = (aq.double().view(tokens, k // group, group) * a_scale[..., None].double()).view(tokens, k)
             w_ref = (wq.double().view(experts, n // group, group, k // group, group)
                      * w_scale[:, :, None, :, None].double()).view(experts, n, k)
-            strides, blocks = (a_scale.stride(0), a_scale.stride(1), w_scale.stride(0), w_scale.stride(2),
+            strides, groups = (a_scale.stride(0), a_scale.stride(1), w_scale.stride(0), w_scale.stride(2),
                                w_scale.stride(1)), (group, group)
         elif mode == "int8 w8a16":
             w_scale = (w.abs().amax(-1) / 127).to(torch.bfloat16)
             wq = torch.round(w / w_scale.float()[..., None]).to(torch.int8)
             aq, a_scale = a.to(torch.bfloat16), None
             a_ref, w_ref = aq.double(), wq.double() * w_scale.double()[..., None]
-            strides, blocks = (0, 0, w_scale.stride(0), 0, w_scale.stride(1)), (0, 0)
+            strides, groups = (0, 0, w_scale.stride(0), 0, w_scale.stride(1)), (0, 0)
         else:
             a_scale, w_scale = a.abs().amax(-1, keepdim=True) / 127, w.abs().amax(-1, keepdim=True) / 127
             aq, wq = torch.round(a / a_scale).to(torch.int8), torch.round(w / w_scale).to(torch.int8)
             a_ref, w_ref = aq.double() * a_scale.double(), wq.double() * w_scale.double()
-            strides, blocks = (a_scale.stride(0), a_scale.stride(1), w_scale.stride(0), w_scale.stride(2),
+            strides, groups = (a_scale.stride(0), a_scale.stride(1), w_scale.stride(0), w_scale.stride(2),
                                w_scale.stride(1)), (0, 0)
         c = torch.full((tokens, top_k, n), float("nan"), dtype=torch.bfloat16)
-        grid = (triton.cdiv(slots.numel(), bm) * triton.cdiv(n, bn), )
-        kernel[grid](aq, wq, c, None, a_scale, w_scale, router, slots, block_experts, padded, n, k, slots.numel(),
-                     ids.numel(), aq.stride(0), aq.stride(1), wq.stride(0), wq.stride(2), wq.stride(1), c.stride(1),
-                     c.stride(2), *strides, 0, 0, *blocks, MUL_ROUTED_WEIGHT=True, top_k=top_k,
-                     compute_type=tl.bfloat16, **flags, naive_block_assignment=False, HAS_BIAS=False,
-                     BLOCK_SIZE_K=bk, SWAP_AB=swap, USE_TD=False, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn,
-                     GROUP_SIZE_M=1, SPLIT_K=1)
+        _launch_fused_moe(kernel, aq, wq, c, router, ids, tl.bfloat16, a_scale=a_scale, w_scale=w_scale,
+                          scale_strides=strides, group=groups, swap=swap, quant=mode, bn=64, bk=64)
         ref = torch.einsum("mk,mtnk->mtn", a_ref, w_ref[ids.long()]) * router.double()[..., None]
         chk.close_to_scale(f"{mode}, SWAP_AB={swap}", c.double(), ref, 1e-2)
 
