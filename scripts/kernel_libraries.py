@@ -2128,14 +2128,18 @@ def _(V, chk):
     drafts_per_req, max_spec, vocab = torch.tensor([4, 0, 2, 4, 1, 3]), 4, 1000
     reqs, ends = len(drafts_per_req), drafts_per_req.cumsum(0).to(torch.int32)
     n = int(ends[-1])
-    draft = torch.randint(0, vocab, (n, ), dtype=torch.int32)
-    draft[2] = -1
-    argmax = draft.long().clone()
-    argmax[[3, 7, n - 1]] += 1
-    bonus = torch.randint(0, vocab, (reqs, ), dtype=torch.int32)
     greedy = torch.tensor([True, False, True, False, True, False])
+    # Greedy: request 0 rejects its second draft, request 4 its only one, request 2 keeps both.
+    # Random: request 3 keeps all four (uniform draws of 0), request 5 a padded -1 second
+    # draft (its first decided by a uniform draw), request 1 has no draft: the bonus only.
+    draft = torch.randint(0, vocab, (n, ), dtype=torch.int32)
+    draft[12] = -1
+    argmax = draft.long().clone()
+    argmax[[1, 10]] += 1
+    bonus = torch.randint(0, vocab, (reqs, ), dtype=torch.int32)
     target_p, draft_p = torch.softmax(randn(n, vocab) * 3, -1), torch.softmax(randn(n, vocab) * 3, -1)
     uniform, recovered = torch.rand(n), torch.randint(0, vocab, (n, ), dtype=torch.int32)
+    uniform[6:10] = 0
     out = torch.full((reqs, max_spec + 1), -7, dtype=torch.int32)
     k["rejection_greedy_sample_kernel"][(reqs, )](out, ends, draft, argmax, bonus, greedy, max_spec, None, None,
                                                   SYNTHETIC_MODE=False)
