@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Run the ops of six real Triton kernel libraries, Liger-Kernel, FlagGems,
 flash-linear-attention (fla-core), Mamba's Triton ops (mamba_ssm), Unsloth's kernels and vLLM's
-attention, MoE and sampling kernels, on CPU tensors through this backend and compare every
-result with torch.
+attention, MoE, sampling, quantization and KV-cache kernels (with triton_kernels, the MoE
+library it vendors), on CPU tensors through this backend and compare every result with torch.
 
     python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|all] [-k SUBSTRING] [--list] [-v]
 
@@ -22,14 +22,15 @@ from PyPI: `curl -sL https://files.pythonhosted.org/packages/af/48/aa7bec0efc745
 unsloth 2026.10.9 with unsloth_zoo 2026.10.9 (`pip install --no-deps --target upstream/libs
 unsloth==2026.10.9 unsloth_zoo==2026.10.9`), vllm 0.33.0 with psutil 7.2.2 (`pip install
 --no-deps --target upstream/libs vllm==0.33.0 psutil==7.2.2`: a 340 MB wheel, of which only
-the Triton attention ops are used).
+the Triton kernels are used).
 
 Liger, FlagGems, mamba_ssm, Unsloth and vLLM assume a GPU in their Python wrappers.
 `_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth` and `_shim_vllm` below are the
-only adaptations; they never touch a kernel (fla needs none). Three vLLM modules import its
+only adaptations; they never touch a kernel (fla needs none). Most vLLM modules import its
 serving stack, which the `--no-deps` install leaves out: `_vllm_kernels` compiles only their
 @triton.jit functions from the installed file, unmodified, and those cases launch them as the
-module's wrapper does. python/test/test_kernel_libraries.py runs the same cases under pytest.
+module's wrapper does. `_triton_kernels` sets the block sizes of vLLM's copy of triton_kernels,
+whose heuristics know only CUDA and HIP. python/test/test_kernel_libraries.py runs the same cases under pytest.
 """
 
 import argparse
@@ -1920,6 +1921,42 @@ def _(V, chk):
         chk.close_to_scale(f"heads={heads}, kv_heads={kv_heads}, softcap={softcap}, {dtype}", out.double(), ref, tol)
 
 
+@case("vllm.prefix_prefill")
+def _(V, chk):
+    """Prefill of new tokens after a cached prefix (prefix caching, chunked prefill): queries
+    attend to the context in the paged cache (K [pages, heads, dim / 8, page, 8], V [pages,
+    heads, dim, page], read through each sequence's block table) and causally to the new
+    tokens, passed dense; sequences with 30, 0 and 20 cached tokens and 1, 5 and 17 new ones;
+    grouped-query heads; fp32, bf16, fp16; a sliding window of 8 keys; attention sinks."""
+    from vllm.v1.attention.ops.prefix_prefill import context_attention_fwd
+    heads, kv_heads, dim, page, q_lens, ctx_lens = 8, 2, 64, 16, (1, 5, 17), (30, 0, 20)
+    kv_lens = tuple(c + n for c, n in zip(ctx_lens, q_lens))
+    for variant in (dict(dtype=torch.float32), dict(dtype=torch.bfloat16), dict(dtype=torch.float16),
+                    dict(sliding_window=8), dict(sinks=True)):
+        dtype = variant.get("dtype", torch.float32)
+        k_pages, v_pages, table = _paged_kv(20, page, kv_heads, dim, kv_lens, dtype)
+        starts = torch.tensor((0, ) + q_lens).cumsum(0).to(torch.int32)
+        q = randn(int(starts[-1]), heads, dim, dtype=dtype)
+        k_new, v_new = randn(int(starts[-1]), kv_heads, dim, dtype=dtype), randn(int(starts[-1]), kv_heads, dim, dtype=dtype)
+        for i, c in enumerate(ctx_lens):               # the new tokens in the cache too, for the reference
+            for j in range(q_lens[i]):
+                pos = c + j
+                k_pages[table[i, pos // page], pos % page] = k_new[starts[i] + j]
+                v_pages[table[i, pos // page], pos % page] = v_new[starts[i] + j]
+        k_cache = k_pages.reshape(20, page, kv_heads, dim // 8, 8).permute(0, 2, 3, 1, 4).contiguous()
+        v_cache = v_pages.permute(0, 2, 3, 1).contiguous()
+        sink = randn(heads) if variant.get("sinks") else None
+        out, one = torch.empty_like(q), torch.tensor(1.0)
+        context_attention_fwd(q, k_new, v_new, out, "auto", k_cache, v_cache, table, starts,
+                              torch.tensor(kv_lens, dtype=torch.int32), max(kv_lens), max(q_lens), one, one,
+                              sliding_window=variant.get("sliding_window"), sinks=sink)
+        window = variant.get("sliding_window", 0) - 1    # vLLM's window counts the query's own key
+        ref = torch.cat([_paged_attention_ref(q[starts[i]:starts[i + 1]], k_pages, v_pages, table, i, n, dim ** -0.5,
+                                              window=window, sink=sink) for i, n in enumerate(kv_lens)])
+        tol = 1e-5 if dtype == torch.float32 else 1e-2
+        chk.close_to_scale(str(variant), out.double(), ref, tol)
+
+
 @case("vllm.prefill_attention")
 def _(V, chk):
     """The prefill attention over packed variable-length sequences (lengths 17, 1, 64, 33),
@@ -1953,8 +1990,8 @@ def _vllm_kernels(relpath):
     """The @triton.jit functions and upper-case constants of a vLLM source file, by name.
     The file's top-level `triton.jit`-decorated functions and NAME = ... constants are
     compiled from the installed file, at its own path and line numbers (Triton reads a
-    kernel's source back through them), in a namespace holding triton and tl; the rest of
-    the module (its imports, its Python wrappers) is not run."""
+    kernel's source back through them), in a namespace holding torch, triton and tl; the
+    rest of the module (its imports, its Python wrappers) is not run."""
     import ast
     import triton
     import triton.language as tl
@@ -1965,7 +2002,7 @@ def _vllm_kernels(relpath):
                 and any(ast.unparse(d).startswith("triton.jit") for d in node.decorator_list))
             or (isinstance(node, ast.Assign)
                 and all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets))]
-    namespace = {"triton": triton, "tl": tl, "__name__": "vllm_kernels." + relpath}
+    namespace = {"torch": torch, "triton": triton, "tl": tl, "__name__": "vllm_kernels." + relpath}
     exec(compile(ast.Module(body=keep, type_ignores=[]), str(path), "exec"), namespace)
     return namespace
 
@@ -2216,6 +2253,230 @@ def _(V, chk):
         tag = f"batch={batch}, vocab={vocab}, k={use_k}, p={use_p}"
         chk.equal(f"kept set, {tag}", torch.isfinite(got), torch.isfinite(ref))
         chk.equal(f"kept logits, {tag}", got[torch.isfinite(ref)], logits[torch.isfinite(ref)])
+
+
+# vLLM's quantized GEMMs and quantizers: AWQ's int4 weights, fp8 per-token-group quantization
+# with its block-scaled GEMM, and compressed-tensors' scaled int8/fp8 GEMM. Their modules sit
+# in packages whose __init__ imports the serving stack, so the kernels come from
+# `_vllm_kernels` and are launched with the arguments of the module's own wrapper.
+
+_AWQ_ORDER = (0, 4, 1, 5, 2, 6, 3, 7)          # nibble i of a packed word holds column _AWQ_ORDER[i]
+
+
+def _awq_unpack(packed):
+    """AWQ's int32 words [rows, cols / 8] as their 4-bit values [rows, cols], in column order."""
+    nibbles = [(packed >> (4 * _AWQ_ORDER[i])) & 0xF for i in range(8)]
+    return torch.stack(nibbles, -1).reshape(packed.shape[0], -1)
+
+
+@case("vllm.awq")
+def _(V, chk):
+    """AWQ 4-bit weights (8 nibbles per int32 word in AWQ's interleaved order, unpacked with
+    `tl.interleave` and per-column shifts): the dequantize kernel and the GEMM with split-K 1
+    and 4 (partial sums added by the wrapper), groups of 64 and 128 rows, fp16 scales."""
+    k = _vllm_kernels("model_executor/layers/quantization/awq_triton.py")
+    import triton
+    for K, N, group in ((256, 512, 128), (128, 256, 64)):
+        qweight = torch.randint(-2**31, 2**31 - 1, (K, N // 8), dtype=torch.int32)
+        qzeros = torch.randint(-2**31, 2**31 - 1, (K // group, N // 8), dtype=torch.int32)
+        scales = torch.rand(K // group, N, dtype=torch.float16) * 0.1
+        weight = ((_awq_unpack(qweight) - _awq_unpack(qzeros).repeat_interleave(group, 0)).double()
+                  * scales.double().repeat_interleave(group, 0))
+        out = torch.empty(K, N, dtype=torch.float16)
+        k["awq_dequantize_kernel"][(triton.cdiv(N // 8, 32), triton.cdiv(K, 32))](
+            qweight, scales, qzeros, group, out, N // 8, K, BLOCK_SIZE_X=32, BLOCK_SIZE_Y=32)
+        chk.close_to_scale(f"dequantize K={K} N={N} group={group}", out.double(), weight, 1e-3)
+        M = 33
+        x = randn(M, K, dtype=torch.float16)
+        for split in (1, 4):
+            partial = torch.zeros(split, M, N, dtype=torch.float16)
+            k["awq_gemm_kernel"][(triton.cdiv(M, 32) * triton.cdiv(N, 32), split)](
+                x, qweight, partial, qzeros, scales, M, N, K, group, BLOCK_SIZE_M=32, BLOCK_SIZE_N=32,
+                BLOCK_SIZE_K=32, SPLIT_K=split)
+            chk.close_to_scale(f"gemm K={K} N={N} group={group} split_k={split}", partial.sum(0).double(),
+                               x.double() @ weight, 1e-2)
+
+
+@case("vllm.fp8_quant")
+def _(V, chk):
+    """fp8 e4m3 activations: per-token-group quantization (groups of 128, scales rounded up to
+    a power of two or not; quantized values must match torch's conversion bit for bit), the
+    GEMM of fp8 activations and weights with 128x128 block scales into fp16 and bf16, and
+    compressed-tensors' scaled GEMM over int8 and fp8 with per-tensor or per-row/column scales,
+    a bias, and its weight as a transposed view (B_T)."""
+    import triton
+    e4m3 = torch.float8_e4m3fn
+    quant = _vllm_kernels("model_executor/layers/quantization/utils/fp8_utils.py")
+    rows, cols, group = 37, 512, 128
+    x = randn(rows, cols, dtype=torch.bfloat16) * 3
+    for ue8m0 in (False, True):
+        q, scales = torch.empty(rows, cols, dtype=e4m3), torch.empty(rows, cols // group)
+        quant["_per_token_group_quant_fp8"][(rows * cols // group, )](
+            x, q, scales, group, cols, x.stride(0), 1e-10, fp8_min=-448.0, fp8_max=448.0, use_ue8m0=ue8m0, BLOCK=group)
+        g = x.float().reshape(rows, -1, group)
+        ref_scales = g.abs().amax(-1).clamp_min(1e-10) * torch.tensor(1 / 448.0)   # the kernel's fp32 product
+        if ue8m0:
+            ref_scales = torch.exp2(torch.ceil(torch.log2(ref_scales)))
+        chk.equal(f"group scales (ue8m0={ue8m0})", scales, ref_scales)
+        ref_q = (g / ref_scales[..., None]).clamp(-448, 448).to(e4m3).reshape(rows, cols)
+        chk.equal(f"quantized values (ue8m0={ue8m0})", q.view(torch.uint8), ref_q.view(torch.uint8))
+    M, N, K = 45, 384, 512
+    a, b = randn(M, K).to(e4m3), randn(N, K).to(e4m3)
+    a_scales, b_scales = torch.rand(M, K // 128) + 0.5, torch.rand(N // 128, K // 128) + 0.5
+    ref = ((a.double() * a_scales.double().repeat_interleave(128, 1))
+           @ (b.double() * b_scales.double().repeat_interleave(128, 0).repeat_interleave(128, 1)).T)
+    for out_dtype in (torch.float16, torch.bfloat16):
+        c = torch.empty(M, N, dtype=out_dtype)
+        quant["_w8a8_triton_block_scaled_mm"][(triton.cdiv(M, 64) * triton.cdiv(N, 128), )](
+            a, b, c, a_scales, b_scales, M, N, K, 128, 128, a.stride(-2), a.stride(-1), b.stride(1), b.stride(0),
+            c.stride(-2), c.stride(-1), a_scales.stride(-2), a_scales.stride(-1), b_scales.stride(1), b_scales.stride(0),
+            BLOCK_SIZE_M=64, BLOCK_SIZE_N=128, BLOCK_SIZE_K=128, GROUP_SIZE_M=32)
+        chk.close_to_scale(f"block-scaled GEMM into {out_dtype}", c.double(), ref, 1e-2)
+    scaled_mm = _vllm_kernels("model_executor/layers/quantization/compressed_tensors/triton_scaled_mm.py")["scaled_mm_kernel"]
+    M, K, N = 40, 256, 192
+    for dtype, per_row, transposed in ((torch.int8, False, False), (torch.int8, True, True), (e4m3, False, True),
+                                       (e4m3, True, False)):
+        if dtype == torch.int8:
+            a, b = torch.randint(-128, 128, (M, K), dtype=dtype), torch.randint(-128, 128, (K, N), dtype=dtype)
+        else:
+            a, b = randn(M, K).to(dtype), randn(K, N).to(dtype)
+        if transposed:                                  # a checkpoint's [N, K] weight seen as [K, N]
+            b = b.T.contiguous().T
+        scale_a = torch.rand(M if per_row else 1, 1) * 1e-3
+        scale_b = torch.rand(N if per_row else 1, 1) * 1e-2
+        bias = randn(N) if per_row else None
+        c = torch.empty(M, N)
+        scaled_mm[(triton.cdiv(M, 32) * triton.cdiv(N, 64), )](
+            a, b, scale_a, scale_b, c, bias, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+            c.stride(1), tl_dtype(torch.int32 if dtype == torch.int8 else torch.float32), BLOCK_SIZE_M=32,
+            BLOCK_SIZE_N=64, BLOCK_SIZE_K=64, BLOCK_SIZE_SCALE_A=32 if per_row else 1,
+            BLOCK_SIZE_SCALE_B=64 if per_row else 1, USE_TD=False, B_T=transposed)
+        ref = (a.double() @ b.double()) * scale_a.double() * scale_b.double().T + (bias.double() if per_row else 0)
+        chk.close_to_scale(f"scaled GEMM {dtype}, per-row scales {per_row}, transposed weight {transposed}",
+                           c.double(), ref, 1e-5)
+
+
+def tl_dtype(torch_dtype):
+    """The triton.language dtype of a torch dtype (int32, float32, ...)."""
+    import triton.language as tl
+    return getattr(tl, str(torch_dtype).split(".")[1])
+
+
+@case("vllm.reshape_and_cache")
+def _(V, chk):
+    """The KV-cache write of each step: every token's K and V rows stored at its slot of a
+    paged cache (a slot of -1, a padding token, writes nothing), in the flash layout
+    [pages, page size, heads, dim] and the head-major one (K [pages, heads, dim / 8, page
+    size, 8], V [pages, heads, dim, page size]); fp32 and bf16 inputs into a cache of the
+    same type, or divided by a scale and stored into an fp8 e4m3 cache (the store converts)."""
+    import triton
+    kernel = _vllm_kernels("v1/attention/ops/triton_reshape_and_cache_flash.py")["reshape_and_cache_kernel_flash"]
+    tokens, heads, dim, pages, page = 13, 4, 64, 6, 16
+    for dtype in (torch.float32, torch.bfloat16):
+        for fp8 in (False, True):
+            for head_major in (False, True):
+                k, v = randn(tokens, heads, dim, dtype=dtype), randn(tokens, heads, dim, dtype=dtype)
+                slots = torch.randperm(pages * page)[:tokens]
+                slots[3] = -1
+                cache_dtype = torch.float8_e4m3fn if fp8 else dtype
+                if head_major:
+                    k_cache = torch.zeros(pages, heads, dim // 8, page, 8, dtype=cache_dtype)
+                    v_cache = torch.zeros(pages, heads, dim, page, dtype=cache_dtype)
+                    strides = dict(head_stride=k_cache.stride(1), dim_stride_k=k_cache.stride(2),
+                                   dim_stride_v=v_cache.stride(2), x=8)
+                else:
+                    k_cache = torch.zeros(pages, page, heads, dim, dtype=cache_dtype)
+                    v_cache = torch.zeros_like(k_cache)
+                    strides = dict(head_stride=k_cache.stride(2), dim_stride_k=0, dim_stride_v=0, x=1)
+                k_scale, v_scale = torch.tensor([0.5]), torch.tensor([2.0])
+                n = heads * dim
+                kernel[(tokens, triton.cdiv(n, 128))](
+                    key_ptr=k, value_ptr=v, key_cache_ptr=k_cache, value_cache_ptr=v_cache, slot_mapping_ptr=slots,
+                    k_scale=k_scale, v_scale=v_scale, key_stride=k.stride(0), value_stride=v.stride(0),
+                    block_stride=k_cache.stride(0), page_stride=k_cache.stride(1), num_heads=heads, head_size=dim,
+                    block_size=page, USE_HEAD_MAJOR_LAYOUT=head_major, INTERLEAVED_V_PACK_FACTOR=0, FP8_KV_CACHE=fp8,
+                    TILE_SIZE=128, **strides)
+                want_k = torch.zeros(pages, page, heads, dim, dtype=cache_dtype)
+                want_v = torch.zeros_like(want_k)
+                for t, slot in enumerate(slots.tolist()):
+                    if slot >= 0:
+                        kk, vv = (k[t].float() / 0.5, v[t].float() / 2.0) if fp8 else (k[t], v[t])
+                        want_k[slot // page, slot % page] = kk.to(cache_dtype)
+                        want_v[slot // page, slot % page] = vv.to(cache_dtype)
+                if head_major:
+                    got_k = k_cache.permute(0, 3, 1, 2, 4).reshape(pages, page, heads, dim)
+                    got_v = v_cache.permute(0, 3, 1, 2)
+                else:
+                    got_k, got_v = k_cache, v_cache
+                tag = f"{dtype}, fp8 cache {fp8}, head-major {head_major}"
+                chk.equal(f"K cache, {tag}", got_k.float(), want_k.float())
+                chk.equal(f"V cache, {tag}", got_v.float(), want_v.float())
+
+
+@case("vllm.triton_kernels")
+def _(V, chk):
+    """triton_kernels, Triton's own kernel library for MoE (vendored by vLLM for gpt-oss):
+    the routing (top-k over 8 to 128 experts with the softmax after or before it, a bitmatrix
+    of the choices, histograms, the gather/scatter permutations) and matmul_ogs, its grouped
+    GEMM: dense, batched, and per expert with the token rows gathered and the outputs
+    scattered back and summed over each token's experts. Its launch heuristics know only
+    CUDA and HIP, so `_triton_kernels` fixes its block sizes (its own override, `set_opt_flags`)."""
+    with _triton_kernels() as (routing, matmul_ogs):
+        for tokens, experts, top_k, softmax_first in ((300, 128, 4, False), (1000, 32, 2, True), (64, 8, 1, False)):
+            logits = randn(tokens, experts)
+            rd, gather, scatter = routing(logits, top_k, sm_first=softmax_first)
+            values, chosen = logits.topk(top_k, -1)
+            probs = (logits.softmax(-1).gather(1, chosen) if softmax_first else values.softmax(-1))
+            chosen, order = chosen.sort(-1)             # each token's experts in expert order
+            probs = probs.gather(1, order)
+            slots = gather.src_indx.long()              # slot = token * top_k + its j-th expert
+            tag = f"{tokens} tokens, {experts} experts, top {top_k}, softmax first {softmax_first}"
+            chk.equal(f"histogram, {tag}", rd.expt_hist.long(), torch.bincount(chosen.reshape(-1), minlength=experts))
+            chk.true(f"slots by expert, {tag}", bool((chosen.reshape(-1)[slots].diff() >= 0).all()),
+                     "the gathered slots are not grouped by expert")
+            chk.equal(f"inverse permutation, {tag}", gather.dst_indx.long()[slots], torch.arange(tokens * top_k))
+            chk.equal(f"scatter indices, {tag}", scatter.src_indx, gather.dst_indx)
+            chk.close(f"gate weights, {tag}", rd.gate_scal.double(), probs.reshape(-1)[slots].double())
+        for dtype in (torch.float32, torch.bfloat16):
+            tol = 1e-5 if dtype == torch.float32 else 1e-2
+            x, w, b = randn(100, 256, dtype=dtype), randn(256, 192, dtype=dtype), randn(192)
+            chk.close_to_scale(f"dense {dtype}", matmul_ogs(x, w, b).double(), x.double() @ w.double() + b.double(), tol)
+            xb, wb = randn(3, 40, 128, dtype=dtype), randn(3, 128, 64, dtype=dtype)
+            chk.close_to_scale(f"batched {dtype}", matmul_ogs(xb, wb, None).double(), xb.double() @ wb.double(), tol)
+            tokens, experts, top_k = 64, 8, 2
+            logits = randn(tokens, experts)
+            rd, gather, scatter = routing(logits, top_k)
+            x, w, b = randn(tokens, 128, dtype=dtype), randn(experts, 128, 96, dtype=dtype), randn(experts, 96)
+            y = matmul_ogs(x, w, b, rd, gather_indx=gather, scatter_indx=scatter)
+            chosen = logits.topk(top_k, -1).indices
+            ref = sum(torch.einsum("td,tdn->tn", x.double(), w.double()[chosen[:, j]]) + b.double()[chosen[:, j]]
+                      for j in range(top_k))
+            chk.close_to_scale(f"experts gathered and scattered {dtype}", y.double(), ref, tol)
+
+
+@contextlib.contextmanager
+def _triton_kernels():
+    """triton_kernels from vLLM's third_party folder, ready for CPU tensors: its SM count (a
+    torch.cuda query) set to the core count, and its launch heuristics (CUDA and HIP only)
+    replaced by fixed block sizes through its own `set_opt_flags`; yields (routing, matmul_ogs)."""
+    folder = str(Path(importlib.util.find_spec("vllm").origin).parent / "third_party")
+    sys.path.insert(0, folder)
+    try:
+        import triton_kernels.target_info as target_info
+        from triton_kernels.matmul_ogs import matmul_ogs
+        from triton_kernels.matmul_ogs_details import opt_flags
+        from triton_kernels.routing import routing
+        target_info.num_sms = lambda: os.cpu_count() or 1
+        opt_flags.set_opt_flags(opt_flags.OptFlags(
+            block_m=32, block_n=64, block_k=32, num_warps=4, num_stages=1, group_m=8, xcd_swizzle=1,
+            w_cache_modifier=None, split_k=1, is_persistent=False, fused_scatter=False, idle_sms=0,
+            epilogue_subtile=1, arch=None, target_kernel_kwargs={}))
+        try:
+            yield routing, matmul_ogs
+        finally:
+            opt_flags._opt_flags = None
+    finally:
+        sys.path.remove(folder)
 
 
 # =============================================================================================
