@@ -638,6 +638,35 @@ def test_downcast_rtz_at_the_edges(dst):
     assert torch.equal(rtz[~nan].view(torch.int16), ref[~nan].view(torch.int16)), (x, rtz, ref)
 
 
+def test_downcast_nans_stay_nans():
+    """A NaN whose payload bits all lie in the half that bf16 drops is still a NaN after
+    either rounding (the high half alone would be an infinity); fp16 likewise."""
+    payloads = [0x7F800001, 0xFF800001, 0x7F80FFFF, 0x7FC00000, 0x7FBFFFFF]
+    bits = torch.tensor(payloads + [0x3F800000] * (64 - len(payloads)), dtype=torch.int64).to(torch.int32)
+    x = bits.view(torch.float32)
+    for dst in (torch.bfloat16, torch.float16):
+        rtne, rtz = torch.empty(64, dtype=dst), torch.empty(64, dtype=dst)
+        downcast_kernel[(1,)](x, rtne, rtz, BLOCK=64)
+        assert torch.equal(rtne.isnan(), x.isnan()), (dst, rtne)
+        assert torch.equal(rtz.isnan(), x.isnan()), (dst, rtz)
+
+
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+def test_bf16_copy_moves_bits():
+    """A bf16 load and store move the 16 bits, as a GPU's do: signaling and quiet NaNs with
+    their payloads, subnormals, infinities (an emitted store does not round its value again)."""
+    patterns = [0x7F81, 0xFF81, 0x7FC1, 0x7FFF, 0x0001, 0x8001, 0x7F80, 0xFF80, 0x3F80]
+    bits = torch.tensor((patterns * 4)[:32], dtype=torch.int32).to(torch.int16)
+    out = torch.empty(32, dtype=torch.bfloat16)
+    copy_kernel[(1,)](bits.view(torch.bfloat16), out, BLOCK=32)
+    assert torch.equal(out.view(torch.int16), bits)
+
+
 @triton.jit
 def clamp_kernel(x_ptr, out_ptr, lo, hi, PROPAGATE: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)

@@ -10,7 +10,9 @@ Semantics chosen where LLVM leaves them undefined (a GPU does not trap):
     dividend for the remainder; INT_MIN / -1 gives INT_MIN, INT_MIN % -1 gives 0;
   - shifts by >= the bit width give 0 (arithmetic right shifts: the sign fill);
   - float -> int conversions saturate, NaN -> 0 (as PTX cvt.rzi does).
-bf16 values live in registers as f32 rounded to bf16 precision; they are i16 in memory.
+bf16 values live in registers as f32 rounded to bf16 precision (every op whose result is bf16
+rounds it, so the low 16 bits of the f32 are zero); they are i16 in memory, the f32's high
+half (`bf16_bits`).
 """
 import platform
 import struct
@@ -1053,11 +1055,8 @@ class FunctionEmitter:
         x = self.v(op.operands[0])
         src_t, dst_t = op.operands[0].type, op.results[0].type
         if is_bf16(src_t):
-            # A bf16 value in a register is an f32 whose low half is zero (every producer
-            # rounds, and NaNs are quieted in the high half): its bits are the high half.
             # (Not rounding again lets LLVM fold a load's widening away.)
-            wide = cg.with_scalar(x.type, cg.I32)
-            x = b.trunc(b.lshr(b.bitcast(x, wide), cg.const(wide, 16)), cg.with_scalar(x.type, cg.I16))
+            x = self.bf16_bits(b, x)
         dst = self.me.type(dst_t, memory=True)
         if isinstance(cg.scalar_of(dst), ir.PointerType) != isinstance(cg.scalar_of(x.type), ir.PointerType):
             r = b.inttoptr(x, dst) if isinstance(cg.scalar_of(dst), ir.PointerType) else b.ptrtoint(x, dst)
@@ -1077,8 +1076,16 @@ class FunctionEmitter:
         return b.bitcast(wide, cg.with_scalar(t, cg.F32))
 
     @staticmethod
+    def bf16_bits(b, x):
+        """The 16-bit pattern of a bf16 value in a register: the high half of its f32, which
+        every producer of a bf16 value has rounded (the low half is zero), so no rounding
+        again; a NaN keeps its bits, as a GPU's load and store of a bf16 move them."""
+        wide = cg.with_scalar(x.type, cg.I32)
+        return b.trunc(b.lshr(b.bitcast(x, wide), cg.const(wide, 16)), cg.with_scalar(x.type, cg.I16))
+
+    @staticmethod
     def f32_to_bf16_bits(b, x):
-        """Round to nearest even (NaN stays NaN)."""
+        """An f32 rounded to nearest even into a bf16 pattern (a NaN stays NaN, quieted)."""
         t32 = cg.with_scalar(x.type, cg.I32)
         bits = b.bitcast(x, t32)
         lsb = b.and_(b.lshr(bits, cg.const(t32, 16)), cg.const(t32, 1))
@@ -1164,12 +1171,14 @@ class FunctionEmitter:
         base = symbol[:-1] if symbol.endswith("f") and cg.scalar_of(args[0].type) == cg.F32 else symbol
         if base in _EXTERN_INTRINSICS and all(cg.scalar_of(a.type) == ret for a in args):
             # One instruction each; no math library is needed.
-            return cg.call_intrinsic(self.builder, _EXTERN_INTRINSICS[base], [args[0].type], args[0].type, args)
-        if base in VECTOR_FUNCTIONS and all(cg.scalar_of(a.type) in (cg.F32, cg.F64) for a in args):
-            return self.me.math.call(self.builder, base, args, ret)
-        fn = cg.declare(self.builder.module, symbol, ret, [cg.scalar_of(a.type) for a in args])
-        fn.attributes.add("nounwind")
-        return cg.map_lanes(self.builder, lambda *xs: self.builder.call(fn, list(xs)), args, ret)
+            r = cg.call_intrinsic(self.builder, _EXTERN_INTRINSICS[base], [args[0].type], args[0].type, args)
+        elif base in VECTOR_FUNCTIONS and all(cg.scalar_of(a.type) in (cg.F32, cg.F64) for a in args):
+            r = self.me.math.call(self.builder, base, args, ret)
+        else:
+            fn = cg.declare(self.builder.module, symbol, ret, [cg.scalar_of(a.type) for a in args])
+            fn.attributes.add("nounwind")
+            r = cg.map_lanes(self.builder, lambda *xs: self.builder.call(fn, list(xs)), args, ret)
+        return self.round_bf16(r, op)
 
     # -- tcpu ---------------------------------------------------------------
     def op_llvm_intr_assume(self, op):
@@ -1284,9 +1293,12 @@ class FunctionEmitter:
     def _truncate_rtz(self, x, dst_t):
         b = self.builder
         if is_bf16(dst_t):
+            # The high half, a NaN quieted first: one whose payload is all in the low half
+            # would otherwise truncate to infinity.
             t32 = cg.with_scalar(x.type, cg.I32)
-            bits = b.and_(b.bitcast(x, t32), cg.const(t32, 0xFFFF0000))
-            return b.bitcast(bits, x.type)
+            bits = b.bitcast(x, t32)
+            bits = b.select(b.fcmp_unordered("uno", x, x), b.or_(bits, cg.const(t32, 0x400000)), bits)
+            return b.bitcast(b.and_(bits, cg.const(t32, 0xFFFF0000)), x.type)
         # Round to nearest, then step toward zero where that rounded away from zero.
         dst = self.me.type(dst_t)
         r = b.fptrunc(x, dst)
@@ -1361,7 +1373,7 @@ class FunctionEmitter:
         ptr, cmp, val = self.v(op.ptr), self.v(op.cmp), self.v(op.val)
         t = val.type
         if is_bf16(op.val.type):
-            cmp, val = self.f32_to_bf16_bits(b, cmp), self.f32_to_bf16_bits(b, val)
+            cmp, val = self.bf16_bits(b, cmp), self.bf16_bits(b, val)
             pair = b.cmpxchg(ptr, cmp, val, op.ordering.data,
                              {"acq_rel": "acquire", "release": "monotonic"}.get(op.ordering.data, op.ordering.data))
             return self.bf16_to_f32(b, b.extract_value(pair, 0))
@@ -1428,7 +1440,7 @@ class FunctionEmitter:
             t = x.type
             if is_bf16(vt):
                 type_code, bits = self._PRINT_BF16, 16
-                value = b.zext(self.f32_to_bf16_bits(b, x), cg.I64)
+                value = b.zext(self.bf16_bits(b, x), cg.I64)
             elif isinstance(t, ir.PointerType):
                 type_code, bits, value = self._PRINT_PTR, 64, b.ptrtoint(x, cg.I64)
             elif isinstance(t, ir.IntType):
@@ -1471,7 +1483,7 @@ class FunctionEmitter:
 
     def _store_value(self, x, vt):
         if is_bf16(vt):
-            return self.f32_to_bf16_bits(self.builder, x)
+            return self.bf16_bits(self.builder, x)
         if isinstance(elem_of(vt), IntegerType) and elem_of(vt).width.data == 1:
             return self.builder.zext(x, cg.with_scalar(x.type, cg.I8))
         return x
