@@ -640,6 +640,139 @@ def _(L, chk):
     chk.close("dw", wg.grad, wr.grad, rtol=1e-4)
 
 
+def _sparsemax_ref(x):
+    """Sparsemax over the last dim (Martins & Astudillo): max(x - tau, 0), tau from the sorted row."""
+    z = x.sort(-1, descending=True).values
+    k = torch.arange(1, x.shape[-1] + 1, dtype=x.dtype)
+    cumulative = z.cumsum(-1)
+    support = ((1 + k * z) > cumulative).sum(-1, keepdim=True)
+    tau = (cumulative.gather(-1, support - 1) - 1) / support.to(x.dtype)
+    return (x - tau).clamp(min=0)
+
+
+@case("liger.sparsemax")
+def _(L, chk):
+    from liger_kernel.transformers.functional import liger_sparsemax
+    h, dy = randn(37, 1000) * 3, randn(37, 1000)
+    x, xr = _grad(h), _grad(h)
+    chk.with_grads(liger_sparsemax(x), _sparsemax_ref(xr), dy, [("dx", x, xr)])
+
+
+@case("liger.poly_norm")
+def _(L, chk):
+    """y = w0 norm(x^3) + w1 norm(x^2) + w2 norm(x) + b, norm(u) = u / rms(u); fp32 and bf16."""
+    from liger_kernel.transformers.functional import liger_poly_norm
+    for dtype, tol in ((torch.float32, 1e-4), (torch.bfloat16, 2e-2)):
+        h, w, b, dy = randn(37, 512, dtype=dtype), randn(3), randn(()), randn(37, 512, dtype=dtype)
+        (x, wg, bg), (xr, wr, br) = map(_grad, (h, w, b)), map(_grad, (h.float(), w, b))
+        y = liger_poly_norm(x, wg, bg, 1e-6, False)
+        norm = lambda u: u * torch.rsqrt(u.pow(2).mean(-1, keepdim=True) + 1e-6)
+        ref = wr[0] * norm(xr ** 3) + wr[1] * norm(xr ** 2) + wr[2] * norm(xr) + br
+        chk.close_to_scale(f"y {dtype}", y.float(), ref, tol)
+        y.backward(dy)
+        ref.backward(dy.float())
+        for name, ours, theirs in (("dx", x, xr), ("dw", wg, wr), ("db", bg, br)):
+            chk.close_to_scale(f"{name} {dtype}", ours.grad.float(), theirs.grad, tol)
+
+
+@case("liger.modulated_rms_norm")
+def _(L, chk):
+    """RMSNorm times (1 + scale) plus shift, modulated per token or per sequence (the latter's
+    backward sums the scale and shift gradients with atomics), with and without a shift."""
+    from liger_kernel.transformers.functional import liger_modulated_rms_norm
+    B, T, H = 3, 11, 256
+    for per_token, has_shift in ((True, True), (False, True), (False, False)):
+        mod_shape = (B, T, H) if per_token else (B, H)
+        h, w, sc, sh, dy = randn(B, T, H), randn(H), randn(*mod_shape), randn(*mod_shape), randn(B, T, H)
+        (x, wg, scg, shg), (xr, wr, scr, shr) = map(_grad, (h, w, sc, sh)), map(_grad, (h, w, sc, sh))
+        y = liger_modulated_rms_norm(x, wg, scg, shg if has_shift else None, 1e-6, 0.0, "llama", False)
+        expand = (lambda t: t) if per_token else (lambda t: t[:, None])
+        ref = _ref_rms_norm(xr, wr, 1e-6) * (1 + expand(scr)) + (expand(shr) if has_shift else 0)
+        grads = [("dx", x, xr, 1e-4), ("dw", wg, wr, 1e-4), ("dscale", scg, scr, 1e-4)]
+        chk.with_grads(y, ref, dy, grads + ([("dshift", shg, shr, 1e-4)] if has_shift else []),
+                       tag=f" (per token {per_token}, shift {has_shift})")
+
+
+@case("liger.tvd")
+def _(L, chk):
+    """Total variation distance between two distributions per row, each reduction."""
+    from liger_kernel.transformers.functional import liger_tvd
+    p, q = randn(37, 1000).softmax(-1), randn(37, 1000).softmax(-1)
+    for reduction, reduce in (("batchmean", lambda t: t.sum(-1).mean()), ("mean", torch.mean), ("sum", torch.sum)):
+        x, xr = _grad(p), _grad(p)
+        chk.with_grads(liger_tvd(x, q, reduction=reduction), reduce(0.5 * (xr - q).abs()), torch.tensor(1.7),
+                       [("dp", x, xr)], tag=f" ({reduction})")
+
+
+@case("liger.qwen2vl_mrope")
+def _(L, chk):
+    """Qwen2-VL's multimodal RoPE: sections of the rotary dims take their angle from the
+    temporal, height or width position; grouped-query heads."""
+    from liger_kernel.transformers.functional import liger_qwen2vl_mrope
+    B, H, KH, T, D, sections = 2, 4, 2, 13, 64, [8, 12, 12]
+    angles = torch.rand(3, B, T, D // 2) * 6
+    cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+    hq, hk, dq, dk = randn(B, H, T, D), randn(B, KH, T, D), randn(B, H, T, D), randn(B, KH, T, D)
+    (q, k), (qr, kr) = map(_grad, (hq, hk)), map(_grad, (hq, hk))
+    qo, ko = liger_qwen2vl_mrope(q, k, cos, sin, sections)
+    pick = lambda t: torch.cat([part[i % 3] for i, part in enumerate(t.split(sections * 2, -1))], -1).unsqueeze(1)
+    c, s = pick(cos), pick(sin)
+    rotate = lambda x: torch.cat([-x[..., D // 2:], x[..., :D // 2]], -1)
+    qref, kref = qr * c + rotate(qr) * s, kr * c + rotate(kr) * s
+    chk.close("q", qo, qref)
+    chk.close("k", ko, kref)
+    torch.autograd.backward((qo, ko), (dq, dk))
+    torch.autograd.backward((qref, kref), (dq, dk))
+    chk.close("dq", q.grad, qr.grad)
+    chk.close("dk", k.grad, kr.grad)
+
+
+@case("liger.multi_token_attention")
+def _(L, chk):
+    """Multi-token attention: causally masked scores through softmax or sparsemax, then a 2D
+    convolution over the (query, key) plane, masked again."""
+    from liger_kernel.transformers.functional import liger_multi_token_attention
+    B, C, T, K = 2, 4, 16, 3
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    for sparse in (False, True):
+        h, w, b, dy = randn(B, C, T, T), randn(C, C, K, K) * 0.3, randn(C), randn(B, C, T, T)
+        (s, wg, bg), (sr, wr, br) = map(_grad, (h, w, b)), map(_grad, (h, w, b))
+        y = liger_multi_token_attention(s, wg, bg, 1, 1, 1, 1, sparse)
+        masked = sr.masked_fill(~causal, float("-inf"))
+        probs = _sparsemax_ref(masked) if sparse else masked.softmax(-1)
+        ref = F.conv2d(probs, wr, br, 1, 1, 1, 1).masked_fill(~causal, 0.0)
+        chk.with_grads(y, ref, dy, [("dscores", s, sr, 1e-4), ("dweight", wg, wr, 1e-4), ("dbias", bg, br, 1e-4)],
+                       tag=f" (sparsemax {sparse})")
+
+
+@case("liger.neighborhood_attention")
+def _(L, chk):
+    """Fused neighborhood attention: each query attends to the keys within 3 positions."""
+    from liger_kernel.transformers.functional import liger_fused_neighborhood_attention
+    B, H, T, D, window = 2, 2, 37, 32, 7
+    hq, hk, hv, dy = randn(B, H, T, D), randn(B, H, T, D), randn(B, H, T, D), randn(B, H, T, D)
+    (q, k, v), (qr, kr, vr) = map(_grad, (hq, hk, hv)), map(_grad, (hq, hk, hv))
+    near = (torch.arange(T)[None] - torch.arange(T)[:, None]).abs() <= window // 2
+    ref = (qr @ kr.transpose(-1, -2) / D ** 0.5).masked_fill(~near, float("-inf")).softmax(-1) @ vr
+    chk.with_grads(liger_fused_neighborhood_attention(q, k, v, window, 1), ref, dy,
+                   [("dq", q, qr, 1e-4), ("dk", k, kr, 1e-4), ("dv", v, vr, 1e-4)])
+
+
+@case("liger.fused_linear_jsd")
+def _(L, chk):
+    """Jensen-Shannon divergence (beta 0.5) between a student's and a teacher's softmax over a
+    1000-word vocabulary, the student's linear layer fused into the loss."""
+    from liger_kernel.transformers.functional import liger_fused_linear_jsd
+    h, w = randn(64, 128), randn(1000, 128) * 0.1
+    teacher_h, teacher_w = randn(64, 128), randn(1000, 128) * 0.1
+    (x, wg), (xr, wr) = map(_grad, (h, w)), map(_grad, (h, w))
+    y = liger_fused_linear_jsd(x, wg, teacher_h, teacher_w, None, 0.5, -100, 1.0)
+    log_p, log_q = (xr @ wr.T).log_softmax(-1), (teacher_h @ teacher_w.T).log_softmax(-1)
+    log_m = ((log_p.exp() + log_q.exp()) / 2).log()
+    ref = 0.5 * ((log_q.exp() * (log_q - log_m)).sum() + (log_p.exp() * (log_p - log_m)).sum()) / h.shape[0]
+    chk.with_grads(y, ref, torch.tensor(1.3), [("dx", x, xr, 1e-4), ("dw", wg, wr, 1e-4)])
+
+
 # ---------------------------------------------------------------------------------- FlagGems
 # flag_gems' op functions are called directly (flag_gems.ops.* / flag_gems.fused.*); the
 # global torch override (flag_gems.enable()) is never used.
