@@ -520,13 +520,18 @@ def _(L, chk):
     (qg, kg), (qr, kr) = map(_grad, (q, k)), map(_grad, (q, k))
     qo, ko = LigerRopeFunction.apply(qg, kg, cos, sin)
     c, s = cos.unsqueeze(1), sin.unsqueeze(1)
-    qref, kref = qr * c + _rotate_half(qr) * s, kr * c + _rotate_half(kr) * s
-    chk.close("q", qo, qref)
-    chk.close("k", ko, kref)
-    torch.autograd.backward((qo, ko), (dq, dk))
-    torch.autograd.backward((qref, kref), (dq, dk))
-    chk.close("dq", qg.grad, qr.grad)
-    chk.close("dk", kg.grad, kr.grad)
+    _check_q_k(chk, (qo, ko), (qr * c + _rotate_half(qr) * s, kr * c + _rotate_half(kr) * s), (qg, kg), (qr, kr), (dq, dk))
+
+
+def _check_q_k(chk, outs, refs, leaves, ref_leaves, grads):
+    """A rotary embedding's rotated q and k against the reference, then both backward from
+    `grads` and the gradients of q and k."""
+    for name, out, ref in zip("qk", outs, refs):
+        chk.close(name, out, ref)
+    torch.autograd.backward(outs, grads)
+    torch.autograd.backward(refs, grads)
+    for name, leaf, ref_leaf in zip("qk", leaves, ref_leaves):
+        chk.close("d" + name, leaf.grad, ref_leaf.grad)
 
 
 def _glu_case(chk, fn, act):
@@ -717,14 +722,7 @@ def _(L, chk):
     qo, ko = liger_qwen2vl_mrope(q, k, cos, sin, sections)
     pick = lambda t: torch.cat([part[i % 3] for i, part in enumerate(t.split(sections * 2, -1))], -1).unsqueeze(1)
     c, s = pick(cos), pick(sin)
-    rotate = lambda x: torch.cat([-x[..., D // 2:], x[..., :D // 2]], -1)
-    qref, kref = qr * c + rotate(qr) * s, kr * c + rotate(kr) * s
-    chk.close("q", qo, qref)
-    chk.close("k", ko, kref)
-    torch.autograd.backward((qo, ko), (dq, dk))
-    torch.autograd.backward((qref, kref), (dq, dk))
-    chk.close("dq", q.grad, qr.grad)
-    chk.close("dk", k.grad, kr.grad)
+    _check_q_k(chk, (qo, ko), (qr * c + _rotate_half(qr) * s, kr * c + _rotate_half(kr) * s), (q, k), (qr, kr), (dq, dk))
 
 
 @case("liger.multi_token_attention")
