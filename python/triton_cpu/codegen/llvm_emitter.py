@@ -1090,10 +1090,15 @@ class FunctionEmitter:
         bits = b.bitcast(x, t32)
         lsb = b.and_(b.lshr(bits, cg.const(t32, 16)), cg.const(t32, 1))
         rounded = b.add(bits, b.add(lsb, cg.const(t32, 0x7FFF)))
-        is_nan = b.fcmp_unordered("uno", x, x)
-        quiet = b.or_(bits, cg.const(t32, 0x400000))
-        r = b.select(is_nan, quiet, rounded)
+        r = FunctionEmitter._nan_quieted(b, x, bits, rounded)
         return b.trunc(b.lshr(r, cg.const(t32, 16)), cg.with_scalar(x.type, cg.I16))
+
+    @staticmethod
+    def _nan_quieted(b, x, bits, otherwise):
+        """The i32 pattern `bits` of f32 `x` with the quiet bit set where x is a NaN, so that
+        its high half, the bf16, is a NaN too (a payload all in the low half would leave an
+        infinity); `otherwise` elsewhere."""
+        return b.select(b.fcmp_unordered("uno", x, x), b.or_(bits, cg.const(bits.type, 0x400000)), otherwise)
 
     def round_bf16_value(self, x):
         b = self.builder
@@ -1293,11 +1298,9 @@ class FunctionEmitter:
     def _truncate_rtz(self, x, dst_t):
         b = self.builder
         if is_bf16(dst_t):
-            # The high half, a NaN quieted first: one whose payload is all in the low half
-            # would otherwise truncate to infinity.
             t32 = cg.with_scalar(x.type, cg.I32)
             bits = b.bitcast(x, t32)
-            bits = b.select(b.fcmp_unordered("uno", x, x), b.or_(bits, cg.const(t32, 0x400000)), bits)
+            bits = self._nan_quieted(b, x, bits, bits)
             return b.bitcast(b.and_(bits, cg.const(t32, 0xFFFF0000)), x.type)
         # Round to nearest, then step toward zero where that rounded away from zero.
         dst = self.me.type(dst_t)
