@@ -2436,6 +2436,7 @@ def _(V, chk):
     compressed-tensors' scaled GEMM over int8 and fp8 with per-tensor or per-row/column scales,
     a bias, and its weight as a transposed view (B_T)."""
     import triton
+    import triton.language as tl
     e4m3 = torch.float8_e4m3fn
     quant = _vllm_kernels("model_executor/layers/quantization/utils/fp8_utils.py")
     rows, cols, group = 37, 512, 128
@@ -2479,18 +2480,12 @@ def _(V, chk):
         c = torch.empty(M, N)
         scaled_mm[(triton.cdiv(M, 32) * triton.cdiv(N, 64), )](
             a, b, scale_a, scale_b, c, bias, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-            c.stride(1), tl_dtype(torch.int32 if dtype == torch.int8 else torch.float32), BLOCK_SIZE_M=32,
+            c.stride(1), tl.int32 if dtype == torch.int8 else tl.float32, BLOCK_SIZE_M=32,
             BLOCK_SIZE_N=64, BLOCK_SIZE_K=64, BLOCK_SIZE_SCALE_A=32 if per_row else 1,
             BLOCK_SIZE_SCALE_B=64 if per_row else 1, USE_TD=False, B_T=transposed)
         ref = (a.double() @ b.double()) * scale_a.double() * scale_b.double().T + (bias.double() if per_row else 0)
         chk.close_to_scale(f"scaled GEMM {dtype}, per-row scales {per_row}, transposed weight {transposed}",
                            c.double(), ref, 1e-5)
-
-
-def tl_dtype(torch_dtype):
-    """The triton.language dtype of a torch dtype (int32, float32, ...)."""
-    import triton.language as tl
-    return getattr(tl, str(torch_dtype).split(".")[1])
 
 
 @case("vllm.reshape_and_cache")
