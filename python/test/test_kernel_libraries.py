@@ -1,7 +1,8 @@
 """Real kernel libraries (Liger-Kernel, FlagGems, flash-linear-attention, Mamba's Triton ops,
 Unsloth's kernels, vLLM's attention, MoE, sampling, quantization and KV-cache kernels with the
-triton_kernels library it vendors) on CPU tensors, each op against torch (or, for fla and
-mamba_ssm, the library's own torch references).
+triton_kernels library it vendors, SGLang's attention, routing, top-k, mHC and sampling
+kernels) on CPU tensors, each op against torch (or, for fla, mamba_ssm and parts of SGLang, the
+library's own torch references).
 
 The cases live in scripts/kernel_libraries.py (also a CLI that prints one line per op).  The
 libraries are never part of the repository: they are pip-installed with --no-deps into the
