@@ -165,3 +165,23 @@ def test_dynamic_shapes():
     for n in (7, 19, 64, 130):
         x = torch.randn(n, 48)
         torch.testing.assert_close(cf(x, w), f(x, w), rtol=1e-4, atol=1e-4)
+
+
+def test_max_autotune_templates():
+    """Under max-autotune Inductor writes its own tl.dot kernels, its GEMM and convolution
+    templates (block sizes from its config lists, the epilogue fused into the template);
+    with the ATen choices left out a template must win the autotuning, so the results below
+    are theirs. benchmark_epilogue_fusion is off: with it, Inductor (torch 2.13) writes a
+    benchmark module for a CPU device that fails to import (its CPU `get_raw_stream`, two
+    lines, breaks the dedent of that module's imports), whichever Triton backend runs it."""
+    def f(a, b, bias, x, y, img, w):
+        return torch.relu(a @ b + bias), torch.bmm(x, y), F.conv2d(img, w, padding=1)
+    args = (torch.randn(96, 200), torch.randn(200, 72), torch.randn(72), torch.randn(3, 40, 64),
+            torch.randn(3, 64, 24), torch.randn(2, 3, 12, 12), torch.randn(5, 3, 3, 3))
+    with inductor_config.patch(max_autotune=True, max_autotune_gemm_backends="TRITON", max_autotune_conv_backends="TRITON",
+                               benchmark_epilogue_fusion=False):
+        out, code = run_and_get_code(torch.compile(f), *args)
+    src = "\n".join(code)
+    assert src.count("def triton_tem") == 3, "Inductor did not choose a Triton template for each op"
+    for got, want in zip(out, f(*args)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
