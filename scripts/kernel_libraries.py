@@ -2894,7 +2894,8 @@ def _(S, chk):
     fusion with the Sinkhorn normalization of the 4x4 mixing matrix, and the Triton port of
     that normalization alone; the weighted combine of the streams, their broadcast and their
     mean. mhc.py imports TileLang, TVM-FFI and the serving stack's data-parallel attention
-    for its CUDA paths: stub modules stand in for them (nothing of theirs runs)."""
+    for its CUDA paths: stub modules stand in for them while it is imported (nothing of
+    theirs runs)."""
     from unittest import mock
     stubbed = ["tvm_ffi", "tilelang", "tilelang.language", "sglang.srt.layers.dp_attention",
                "sglang.srt.layers.attention.dsa.utils", "sglang.kernels.ops.communication.all_reduce"]
@@ -2902,10 +2903,13 @@ def _(S, chk):
     class Stub(types.ModuleType):
         def __getattr__(self, name):
             return mock.MagicMock()
-    for name in stubbed:
-        if name not in sys.modules:
-            sys.modules[name] = Stub(name)
-    import sglang.kernels.ops.layernorm.mhc as mhc
+    added = [name for name in stubbed if name not in sys.modules]
+    try:
+        sys.modules.update({name: Stub(name) for name in added})
+        import sglang.kernels.ops.layernorm.mhc as mhc
+    finally:  # other cases and libraries must not see the stubs (a library probing for tilelang)
+        for name in added:
+            del sys.modules[name]
     hc, eps = 4, 1e-6
     for m, k, dtype in ((7, 2048, torch.bfloat16), (130, 4096, torch.float32), (1, 1024, torch.bfloat16)):
         x, fn = randn(m, k).to(dtype), randn(6 * hc, k) * 0.02
