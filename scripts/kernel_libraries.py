@@ -2664,7 +2664,7 @@ def _(S, chk):
     for variant in variants:
         o = dict(heads=8, kv_heads=8, dim=64, page=1, softcap=0.0, sinks=False, dtype=torch.float32)
         o.update(variant)
-        k, v = randn(512, o["kv_heads"], o["dim"], dtype=o["dtype"]), randn(512, o["kv_heads"], o["dim"], dtype=o["dtype"])
+        k, v = (randn(512, o["kv_heads"], o["dim"], dtype=o["dtype"]) for _ in range(2))
         slots = torch.randperm(512)[:sum(lens)].to(torch.int32)
         starts = torch.tensor((0,) + lens).cumsum(0).to(torch.int32)
         q = randn(len(lens), o["heads"], o["dim"], dtype=o["dtype"])
@@ -2674,9 +2674,9 @@ def _(S, chk):
         sink = randn(o["heads"]) if o["sinks"] else None
         decode_attention_fwd(q, k, v, out, starts, slots, logits, lse, torch.tensor(splits, dtype=torch.int32), most,
                              scale, 1.0, 1.0, logit_cap=o["softcap"], sinks=sink, page_size=o["page"])
-        ref = torch.cat([_slot_attention_ref(q[i:i + 1], k[slots[starts[i]:starts[i + 1]].long()],
-                                             v[slots[starts[i]:starts[i + 1]].long()], scale, softcap=o["softcap"], sink=sink)
-                         for i in range(len(lens))])
+        seq_slots = [slots[starts[i]:starts[i + 1]].long() for i in range(len(lens))]
+        ref = torch.cat([_slot_attention_ref(q[i:i + 1], k[rows], v[rows], scale, softcap=o["softcap"], sink=sink)
+                         for i, rows in enumerate(seq_slots)])
         chk.close_to_scale(str(variant), out.double(), ref, 1e-5 if o["dtype"] == torch.float32 else 1e-2)
 
 
@@ -2693,7 +2693,7 @@ def _(S, chk):
                     dict(kv_heads=4, causal=False)):
         o = dict(heads=4, kv_heads=2, dim=64, softcap=0.0, window=-1, causal=True, dtype=torch.float32)
         o.update(variant)
-        kv = (randn(256, o["kv_heads"], o["dim"], dtype=o["dtype"]), randn(256, o["kv_heads"], o["dim"], dtype=o["dtype"]))
+        kv = tuple(randn(256, o["kv_heads"], o["dim"], dtype=o["dtype"]) for _ in range(2))
         slots = torch.randperm(256)[:sum(prefix)].to(torch.int32)
         kv_starts = torch.tensor((0,) + prefix).cumsum(0).to(torch.int32)
         q_starts = torch.tensor((0,) + new).cumsum(0).to(torch.int32)
@@ -2705,9 +2705,11 @@ def _(S, chk):
         refs = []
         for i in range(len(new)):
             rows, cached = slice(q_starts[i], q_starts[i + 1]), slots[kv_starts[i]:kv_starts[i + 1]].long()
-            refs.append(_slot_attention_ref(q[rows], torch.cat([kv[0][cached], k[rows]]), torch.cat([kv[1][cached], v[rows]]),
-                                            scale, prefix[i] if o["causal"] else None, o["window"], o["softcap"]))
-        chk.close_to_scale(f"extend {variant}", out.double(), torch.cat(refs), 1e-5 if o["dtype"] == torch.float32 else 1e-2)
+            keys, values = torch.cat([kv[0][cached], k[rows]]), torch.cat([kv[1][cached], v[rows]])
+            refs.append(_slot_attention_ref(q[rows], keys, values, scale, prefix[i] if o["causal"] else None,
+                                            o["window"], o["softcap"]))
+        tol = 1e-5 if o["dtype"] == torch.float32 else 1e-2
+        chk.close_to_scale(f"extend {variant}", out.double(), torch.cat(refs), tol)
     lens = torch.tensor([33, 100, 1], dtype=torch.int32)
     starts = (lens.cumsum(0) - lens).to(torch.int32)
     for causal, heads, kv_heads, dtype in ((True, 4, 4, torch.float32), (False, 4, 4, torch.float32),
@@ -2752,7 +2754,9 @@ def _(S, chk):
                                                          (5, 1, 1, 3, 16, False), (20000, 1, 1, 6, 64, True),
                                                          (9000, 2, 3, 4, 32, True)):
         slots = torch.randint(-1, loras + 1, (tokens,), dtype=torch.int32)
-        groups = torch.randint(-1, per_slot + 1, (tokens, width), dtype=torch.int32) if width > 1 or per_slot > 1 else None
+        groups = None
+        if width > 1 or per_slot > 1:
+            groups = torch.randint(-1, per_slot + 1, (tokens, width), dtype=torch.int32)
         slot = slots.repeat_interleave(width).long()
         live, bucket = (slot >= 0) & (slot < loras), slot
         if groups is not None:
@@ -2848,7 +2852,8 @@ def _(S, chk):
                   dict(M=64, N=160, k=6, func="softmax", renorm=False, bias=False, dtype=torch.float16),
                   dict(M=10, N=64, k=4, func="sigmoid", padded=6)):
             M, N, k, shared, scale = o["M"], o["N"], o["k"], o.get("shared", 0), o.get("scale", 1.0)
-            groups, keep, cap, renorm, on_output = o.get("groups", 1), o.get("keep", 1), o.get("cap", 0.0), o.get("renorm", True), o.get("on_output", False)
+            groups, keep, cap = o.get("groups", 1), o.get("keep", 1), o.get("cap", 0.0)
+            renorm, on_output = o.get("renorm", True), o.get("on_output", False)
             scores = randn(M, N).to(o.get("dtype", torch.float32))
             bias = randn(N) * 0.1 if o.get("bias", True) else None
             packed = torch.empty(M, k, dtype=torch.int32)
@@ -2875,7 +2880,8 @@ def _(S, chk):
             w = w * scale if on_output else w
             if shared:
                 chosen = torch.cat([chosen, (N + torch.arange(shared)).expand(live, -1)], 1)
-                w = torch.cat([w, torch.full((live, shared), 1.0 if on_output else 1.0 / scale, dtype=torch.float64)], 1)
+                shared_w = torch.full((live, shared), 1.0 if on_output else 1.0 / scale, dtype=torch.float64)
+                w = torch.cat([w, shared_w], 1)
             tag = ", ".join(f"{key}={val}" for key, val in o.items())
             chk.equal(f"ids {tag}", ids[:live].long(), chosen)
             chk.close(f"weights {tag}", weights[:live].double(), w)
@@ -2931,8 +2937,8 @@ def _(S, chk):
         fused = mhc.hc_mix_stats_sinkhorn(x, fn, scale, base, hc, 20, eps, eps)
         split = mhc._hc_split_sinkhorn_triton(ref.float().view(1, m, -1), scale, base, hc, 20, eps)
         for name, got in (("fused", fused), ("split", split)):
-            for part, want in zip(("pre", "post", "comb"), (pre, post, comb)):
-                chk.close(f"sinkhorn {name} {part} {m}x{k}", got[("pre", "post", "comb").index(part)].reshape(want.shape).double(), want)
+            for part, ours, want in zip(("pre", "post", "comb"), got, (pre, post, comb)):
+                chk.close(f"sinkhorn {name} {part} {m}x{k}", ours.reshape(want.shape).double(), want)
         weights = torch.rand(m, hc)
         chk.close(f"mhc_combine {m}x{k} {dtype}", mhc.mhc_combine(x, weights, hc, torch.float32).double(),
                   (weights.double()[:, :, None] * xd.view(m, hc, -1)).sum(1))

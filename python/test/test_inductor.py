@@ -178,8 +178,8 @@ def test_max_autotune_templates():
         return torch.relu(a @ b + bias), torch.bmm(x, y), F.conv2d(img, w, padding=1)
     args = (torch.randn(96, 200), torch.randn(200, 72), torch.randn(72), torch.randn(3, 40, 64),
             torch.randn(3, 64, 24), torch.randn(2, 3, 12, 12), torch.randn(5, 3, 3, 3))
-    with inductor_config.patch(max_autotune=True, max_autotune_gemm_backends="TRITON", max_autotune_conv_backends="TRITON",
-                               benchmark_epilogue_fusion=False):
+    with inductor_config.patch(max_autotune=True, max_autotune_gemm_backends="TRITON",
+                               max_autotune_conv_backends="TRITON", benchmark_epilogue_fusion=False):
         out, code = run_and_get_code(torch.compile(f), *args)
     src = "\n".join(code)
     assert src.count("def triton_tem") == 3, "Inductor did not choose a Triton template for each op"
