@@ -1,5 +1,5 @@
-"""Ops of two real Triton kernel libraries, Liger-Kernel and FlagGems, on CPU tensors through
-this backend, timed against the torch eager op they replace, in one run.
+"""Ops of three real Triton kernel libraries, Liger-Kernel, FlagGems and SGLang, on CPU tensors
+through this backend, timed against the torch eager op they replace, in one run.
 
     python benchmarks/bench_libraries.py [--threads 2] [--only NAME,...]
 
@@ -10,7 +10,10 @@ wrappers; never a change to a kernel). Sizes are those of a small model's activa
 reference run interleaved in bursts of ~0.2 s, best of 3; the ratio is torch time / library
 time (> 1: the library on this backend is faster). Informational: no floors. FlagGems picks
 its CPU vendor's configs ("arm": e.g. 4-element tiles for its softmax and row sums), which
-decide much of its speed here; Liger sizes its blocks from the row length.
+decide much of its speed here; Liger sizes its blocks from the row length. SGLang's decode and
+extend attention read a KV pool through a table of token slots (a random permutation: every
+row a gather); their torch reference gathers the rows, then calls scaled_dot_product_attention
+(the gather is part of its time).
 """
 import argparse
 import os
@@ -37,7 +40,7 @@ def _seconds(fn):
     return best
 
 
-def cases(liger, gems):
+def cases(liger, gems, sglang):
     """[(name, library op, torch op)] of the libraries that are installed."""
     import torch
     import torch.nn.functional as F
@@ -88,7 +91,59 @@ def cases(liger, gems):
             ("liger kl_div", lambda: LigerKLDivLossFunction.apply(logp, q, "batchmean", False, 1e-10),
              lambda: F.kl_div(logp, q, reduction="batchmean")),
         ]
+    if sglang is not None:
+        out += _sglang_attention()
     return out
+
+
+def _sglang_attention():
+    """SGLang's decode attention (8 sequences of 1024 tokens, 32 query and 8 KV heads of 128,
+    bf16) and extend attention (2 sequences: 512 cached tokens + 512 new ones, 16 and 4 heads)."""
+    return [_sglang_decode(), _sglang_extend()]
+
+
+def _sglang_decode():
+    import torch
+    import torch.nn.functional as F
+    from sglang.kernels.ops.attention.decode_attention import decode_attention_fwd
+    seqs, length, heads, kv_heads, dim, splits = 8, 1024, 32, 8, 128, 8
+    k, v = (torch.randn(seqs * length + 64, kv_heads, dim, dtype=torch.bfloat16) for _ in range(2))
+    slots = torch.randperm(k.shape[0])[:seqs * length].to(torch.int32)
+    starts = torch.arange(seqs + 1, dtype=torch.int32) * length
+    q = torch.randn(seqs, heads, dim, dtype=torch.bfloat16)
+    o, logits, lse = torch.empty_like(q), torch.empty(seqs, heads, splits, dim), torch.empty(seqs, heads, splits)
+    split_counts, scale, rows = torch.full((seqs,), splits, dtype=torch.int32), dim ** -0.5, slots.long()
+
+    def ref():
+        pk, pv = (t[rows].view(seqs, length, kv_heads, dim).transpose(1, 2) for t in (k, v))
+        return F.scaled_dot_product_attention(q[:, :, None], pk, pv, scale=scale, enable_gqa=True)
+    return ("sglang decode attention",
+            lambda: decode_attention_fwd(q, k, v, o, starts, slots, logits, lse, split_counts, splits, scale, 1.0, 1.0),
+            ref)
+
+
+def _sglang_extend():
+    import torch
+    import torch.nn.functional as F
+    from sglang.kernels.ops.attention.extend_attention import extend_attention_fwd
+    seqs, cached, new, heads, kv_heads, dim = 2, 512, 512, 16, 4, 128
+    kb, vb = (torch.randn(seqs * cached + 64, kv_heads, dim, dtype=torch.bfloat16) for _ in range(2))
+    slots = torch.randperm(kb.shape[0])[:seqs * cached].to(torch.int32)
+    kv_starts, q_starts = (torch.arange(seqs + 1, dtype=torch.int32) * n for n in (cached, new))
+    q = torch.randn(seqs * new, heads, dim, dtype=torch.bfloat16)
+    k, v = (torch.randn(seqs * new, kv_heads, dim, dtype=torch.bfloat16) for _ in range(2))
+    o, rows = torch.empty_like(q), slots.long()
+    visible = torch.ones(new, cached + new, dtype=torch.bool).tril(cached)
+
+    def ref():
+        pk, pv = (torch.cat([pool[rows].view(seqs, cached, kv_heads, dim), t.view(seqs, new, kv_heads, dim)], 1)
+                  .transpose(1, 2) for pool, t in ((kb, k), (vb, v)))
+        return F.scaled_dot_product_attention(q.view(seqs, new, heads, dim).transpose(1, 2), pk, pv,
+                                              attn_mask=visible, enable_gqa=True)
+    return ("sglang extend attention",
+            lambda: extend_attention_fwd(q, k, v, o, kb, vb, q_starts, kv_starts, slots, None, True, None, new,
+                                         1.0, 1.0),
+            ref)
 
 
 def main():
@@ -102,7 +157,8 @@ def main():
     torch.set_num_threads(args.threads)
     liger, why_liger = libs.load_library("liger")
     gems, why_gems = libs.load_library("flaggems")
-    for why in (why_liger, why_gems):
+    sglang, why_sglang = libs.load_library("sglang")
+    for why in (why_liger, why_gems, why_sglang):
         if why:
             print(f"skipped: {why}")
     only = [s for s in args.only.split(",") if s]
@@ -110,7 +166,7 @@ def main():
     print(f"{'op':<24} {'library ms':>11} {'torch ms':>10} {'torch/library':>14}")
     ratios = []
     with torch.no_grad():
-        for name, ours, ref in cases(liger, gems):
+        for name, ours, ref in cases(liger, gems, sglang):
             if only and not any(s in name for s in only):
                 continue
             t_ours, t_ref = _seconds(ours), _seconds(ref)
