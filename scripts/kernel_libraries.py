@@ -1998,27 +1998,38 @@ def _paged_kv(pages, page_size, kv_heads, head_dim, lens, dtype=torch.float32):
     return k, v, table
 
 
-def _paged_attention_ref(q, k, v, table, seq, kv_len, scale, window=-1, softcap=0.0, sink=None, causal=True):
-    """Causal (or, with causal=False, full) attention of the queries `q` [q_len, heads, dim],
-    the last q_len positions of a sequence of kv_len tokens, over its pages (grouped-query:
-    query head h reads K/V head h // (heads / kv heads)), in fp64."""
-    heads, kv_heads, dim = q.shape[1], k.shape[2], k.shape[3]
-    pages = table[seq, :-(-kv_len // k.shape[1])].long()
-    keys = k[pages].reshape(-1, kv_heads, dim)[:kv_len].double().repeat_interleave(heads // kv_heads, 1)
-    values = v[pages].reshape(-1, kv_heads, dim)[:kv_len].double().repeat_interleave(heads // kv_heads, 1)
+def _attention_ref(q, k, v, scale, offset=None, window=-1, softcap=0.0, sink=None):
+    """Attention of `q` [q_len, heads, dim] over keys `k`, `v` [kv_len, kv_heads, dim] in
+    fp64 (grouped-query: query head h reads K/V head h // (heads / kv heads)); with `offset`,
+    causal: query i sees the keys up to i + offset, and with `window` >= 0 only the last
+    window + 1 of them; without, every key; `sink`, a per-head logit that takes probability
+    only."""
+    heads, kv_heads = q.shape[1], k.shape[1]
+    keys = k.double().repeat_interleave(heads // kv_heads, 1)
+    values = v.double().repeat_interleave(heads // kv_heads, 1)
     s = torch.einsum("qhd,khd->hqk", q.double(), keys) * scale
     if softcap:
         s = softcap * torch.tanh(s / softcap)
-    pos = torch.arange(kv_len - q.shape[0], kv_len)[:, None]
-    key_pos = torch.arange(kv_len)[None]
-    visible = key_pos <= pos if causal else torch.ones(q.shape[0], kv_len, dtype=torch.bool)
-    if window >= 0:
-        visible &= key_pos >= pos - window
-    s = s.masked_fill(~visible, float("-inf"))
-    if sink is not None:                               # a per-head logit that takes probability only
+    if offset is not None:
+        pos = torch.arange(q.shape[0])[:, None] + offset
+        key_pos = torch.arange(k.shape[0])[None]
+        hidden = key_pos > pos
+        if window >= 0:
+            hidden |= pos - key_pos > window
+        s = s.masked_fill(hidden, float("-inf"))
+    if sink is not None:
         s = torch.cat([s, sink.double()[:, None, None].expand(heads, q.shape[0], 1)], -1)
         return torch.einsum("hqk,khd->qhd", s.softmax(-1)[..., :-1], values)
     return torch.einsum("hqk,khd->qhd", s.softmax(-1), values)
+
+
+def _paged_attention_ref(q, k, v, table, seq, kv_len, scale, window=-1, softcap=0.0, sink=None, causal=True):
+    """_attention_ref of the queries `q`, the last q_len positions of a sequence of kv_len
+    tokens, over that sequence's pages of `k`, `v` [pages, page_size, kv_heads, dim]
+    (row `seq` of `table`); causal, or with causal=False over every key."""
+    pages = table[seq, :-(-kv_len // k.shape[1])].long()
+    keys, values = (t[pages].reshape(-1, *t.shape[2:])[:kv_len] for t in (k, v))
+    return _attention_ref(q, keys, values, scale, kv_len - q.shape[0] if causal else None, window, softcap, sink)
 
 
 @case("vllm.unified_attention")
@@ -2278,6 +2289,16 @@ def _vllm_fused_moe_quantized(kernel, chk):
         chk.close_to_scale(f"{mode}, SWAP_AB={swap}", c.double(), ref, 1e-2)
 
 
+def _merged_states_ref(prefix, prefix_lse, suffix, suffix_lse):
+    """Two partial attention results [tokens, heads, dim] merged by their log-sum-exps
+    [tokens, heads], in fp64: (the output, its LSE); an infinite LSE counts as an empty part."""
+    p, s = (torch.where(torch.isinf(t), float("-inf"), t).double() for t in (prefix_lse, suffix_lse))
+    m = torch.maximum(p, s)
+    wp, ws = torch.exp(p - m), torch.exp(s - m)
+    out = (prefix.double() * wp[..., None] + suffix.double() * ws[..., None]) / (wp + ws)[..., None]
+    return out, torch.log(wp + ws) + m
+
+
 @case("vllm.merge_attn_states")
 def _(V, chk):
     """Two partial attention results (a prefix and a suffix over disjoint keys) merged by
@@ -2292,13 +2313,10 @@ def _(V, chk):
         prefix_lse[0, 0], suffix_lse[1, 1] = float("inf"), float("-inf")
         out, out_lse = torch.empty(tokens, heads, dim, dtype=dtype), torch.empty(heads, tokens)
         merge_attn_states(out, prefix, prefix_lse, suffix, suffix_lse, out_lse)
-        p, s = (torch.where(torch.isinf(t), float("-inf"), t).double() for t in (prefix_lse, suffix_lse))
-        m = torch.maximum(p, s)
-        wp, ws = torch.exp(p - m), torch.exp(s - m)
-        ref = prefix.double() * (wp / (wp + ws)).T[..., None] + suffix.double() * (ws / (wp + ws)).T[..., None]
+        ref, ref_lse = _merged_states_ref(prefix, prefix_lse.T, suffix, suffix_lse.T)
         tol = 1e-5 if dtype == torch.float32 else 1e-2
         chk.close_to_scale(f"out {dtype}", out.double(), ref, tol)
-        chk.close(f"lse {dtype}", out_lse.double(), torch.log(wp + ws) + m, atol=1e-5, rtol=1e-5)
+        chk.close(f"lse {dtype}", out_lse.double(), ref_lse.T, atol=1e-5, rtol=1e-5)
 
 
 @case("vllm.rejection_sampler")
@@ -2626,30 +2644,6 @@ def _triton_kernels():
 # SGLang's Triton kernels (sglang.kernels.ops and a few in sglang.srt.layers), through their own
 # Python functions where those launch Triton on any device, else launched as the wrapper does.
 
-def _slot_attention_ref(q, k, v, scale, offset=None, window=-1, softcap=0.0, sink=None):
-    """Attention of `q` [q_len, heads, dim] over keys `k`, `v` [kv_len, kv_heads, dim] in
-    fp64 (grouped-query heads); with `offset`, query i sees the keys up to i + offset, and
-    with `window` >= 0 only the last window + 1 of them; `sink`, a per-head logit that takes
-    probability only."""
-    heads, kv_heads = q.shape[1], k.shape[1]
-    keys = k.double().repeat_interleave(heads // kv_heads, 1)
-    values = v.double().repeat_interleave(heads // kv_heads, 1)
-    s = torch.einsum("qhd,khd->hqk", q.double(), keys) * scale
-    if softcap:
-        s = softcap * torch.tanh(s / softcap)
-    if offset is not None:
-        pos = torch.arange(q.shape[0])[:, None] + offset
-        key_pos = torch.arange(k.shape[0])[None]
-        hidden = key_pos > pos
-        if window >= 0:
-            hidden |= pos - key_pos > window
-        s = s.masked_fill(hidden, float("-inf"))
-    if sink is not None:
-        s = torch.cat([s, sink.double()[:, None, None].expand(heads, q.shape[0], 1)], -1)
-        return torch.einsum("hqk,khd->qhd", s.softmax(-1)[..., :-1], values)
-    return torch.einsum("hqk,khd->qhd", s.softmax(-1), values)
-
-
 @case("sglang.decode_attention")
 def _(S, chk):
     """The split-KV decode attention over a KV pool addressed by token slots (a random
@@ -2675,7 +2669,7 @@ def _(S, chk):
         decode_attention_fwd(q, k, v, out, starts, slots, logits, lse, torch.tensor(splits, dtype=torch.int32), most,
                              scale, 1.0, 1.0, logit_cap=o["softcap"], sinks=sink, page_size=o["page"])
         seq_slots = [slots[starts[i]:starts[i + 1]].long() for i in range(len(lens))]
-        ref = torch.cat([_slot_attention_ref(q[i:i + 1], k[rows], v[rows], scale, softcap=o["softcap"], sink=sink)
+        ref = torch.cat([_attention_ref(q[i:i + 1], k[rows], v[rows], scale, softcap=o["softcap"], sink=sink)
                          for i, rows in enumerate(seq_slots)])
         chk.close_to_scale(str(variant), out.double(), ref, 1e-5 if o["dtype"] == torch.float32 else 1e-2)
 
@@ -2706,7 +2700,7 @@ def _(S, chk):
         for i in range(len(new)):
             rows, cached = slice(q_starts[i], q_starts[i + 1]), slots[kv_starts[i]:kv_starts[i + 1]].long()
             keys, values = torch.cat([kv[0][cached], k[rows]]), torch.cat([kv[1][cached], v[rows]])
-            refs.append(_slot_attention_ref(q[rows], keys, values, scale, prefix[i] if o["causal"] else None,
+            refs.append(_attention_ref(q[rows], keys, values, scale, prefix[i] if o["causal"] else None,
                                             o["window"], o["softcap"]))
         tol = 1e-5 if o["dtype"] == torch.float32 else 1e-2
         chk.close_to_scale(f"extend {variant}", out.double(), torch.cat(refs), tol)
@@ -2718,7 +2712,7 @@ def _(S, chk):
         k, v = randn(int(lens.sum()), kv_heads, 64, dtype=dtype), randn(int(lens.sum()), kv_heads, 64, dtype=dtype)
         out = torch.empty_like(q)
         context_attention_fwd(q, k, v, out, starts, lens, int(lens.max()), is_causal=causal)
-        ref = torch.cat([_slot_attention_ref(q[a:a + n], k[a:a + n], v[a:a + n], 64 ** -0.5, 0 if causal else None)
+        ref = torch.cat([_attention_ref(q[a:a + n], k[a:a + n], v[a:a + n], 64 ** -0.5, 0 if causal else None)
                          for a, n in zip(starts.tolist(), lens.tolist())])
         chk.close_to_scale(f"context causal={causal} {heads}/{kv_heads} heads {dtype}", out.double(), ref,
                            1e-5 if dtype == torch.float32 else 1e-2)
@@ -2734,12 +2728,9 @@ def _(S, chk):
         prefix_lse, suffix_lse = randn(9, 5) * 3, randn(9, 5) * 3
         prefix_lse[0, 0], suffix_lse[1, 1] = float("inf"), float("-inf")
         out, out_lse = merge_state_triton(prefix, prefix_lse, suffix, suffix_lse)
-        p, s = (torch.where(torch.isinf(t), float("-inf"), t).double() for t in (prefix_lse, suffix_lse))
-        m = torch.maximum(p, s)
-        wp, ws = torch.exp(p - m), torch.exp(s - m)
-        ref = (prefix.double() * wp[..., None] + suffix.double() * ws[..., None]) / (wp + ws)[..., None]
+        ref, ref_lse = _merged_states_ref(prefix, prefix_lse, suffix, suffix_lse)
         chk.close_to_scale(f"out {dtype}", out.double(), ref, 1e-5 if dtype == torch.float32 else 1e-2)
-        chk.close(f"lse {dtype}", out_lse.double(), torch.log(wp + ws) + m)
+        chk.close(f"lse {dtype}", out_lse.double(), ref_lse)
 
 
 @case("sglang.lora_routing")

@@ -265,7 +265,9 @@ OPEN = {
     # fuzz seed 411536 (2026-12-03): a tl.gather along axis 0 of an int32 tile that a
     # tl.reduce also reads, in a kernel with a loop that runs no iteration, compared with a
     # float tile: 28 of the 256 comparisons are wrong; in the fuzzer's reproducer, without the
-    # reduce or without the loop, the result is right. Not diagnosed yet.
+    # reduce or without the loop, the result is right. The conversion fuses the load of V into
+    # the reduce's loop, which also fills the load's buffer, but emits the nest that builds `v`
+    # (the gather's source) from that buffer before the loop: it reads the buffer unwritten.
     "gather_axis0_after_reduce_and_empty_loop": """
         @triton.jit
         def c_min(a, b):
