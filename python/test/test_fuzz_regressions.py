@@ -257,17 +257,11 @@ CASES = {
         ref = torch.where(torch.arange(16) < 5, X, torch.zeros(16))
         assert torch.equal(Y, ref), (Y, ref)
     """,
-}
-
-# Findings not fixed yet: each runs as the others do and is expected to fail (strict: a fix
-# makes it pass, and the test then asks to be moved into CASES).
-OPEN = {
-    # fuzz seed 411536 (2026-12-03): a tl.gather along axis 0 of an int32 tile that a
-    # tl.reduce also reads, in a kernel with a loop that runs no iteration, compared with a
-    # float tile: 28 of the 256 comparisons are wrong; in the fuzzer's reproducer, without the
-    # reduce or without the loop, the result is right. The conversion fuses the load of V into
-    # the reduce's loop, which also fills the load's buffer, but emits the nest that builds `v`
-    # (the gather's source) from that buffer before the loop: it reads the buffer unwritten.
+    # fuzz seed 411536: a tl.gather along axis 0 of an int32 tile that a tl.reduce also
+    # reads, the gather inside a branch (the loop that runs no iteration is versioned into
+    # an scf.if): 28 of the 256 comparisons were wrong. The gather's source was built at its
+    # definition once the lowering had passed the reduce, whose loop fills the buffer of the
+    # load the source reads: it read that buffer unwritten (now: built before the branch).
     "gather_axis0_after_reduce_and_empty_loop": """
         @triton.jit
         def c_min(a, b):
@@ -302,6 +296,11 @@ OPEN = {
         want = torch.ceil(F).view(16, 16) != g.float()
         assert torch.equal(out_ne.view(16, 16), want), int((out_ne.view(16, 16) != want).sum())
     """,
+}
+
+# Findings not fixed yet: each runs as the others do and is expected to fail (strict: a fix
+# makes it pass, and the test then asks to be moved into CASES).
+OPEN = {
 }
 
 

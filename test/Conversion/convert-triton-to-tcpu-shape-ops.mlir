@@ -67,3 +67,42 @@ tt.func public @unsplat(%x: !tt.ptr<f32>) {
   }
   tt.return
 }
+
+// A gather in a branch whose source (%y) is defined before a reduction that also fills
+// the buffer of the load %y reads (the strided load is read once, by the reduction's
+// loop): the source's buffer is filled after that, right before the branch, not at
+// %y's definition, where the load's buffer is not written yet.
+// CHECK-LABEL: func.func public @gather_in_branch_after_reduce
+// CHECK: vector.store %{{.*}}, %[[X:[0-9]+]][%{{.*}}] : memref<64xi32>, vector<16xi32>
+// CHECK-COUNT-3: vector.store %{{.*}}, %[[X]][%{{.*}}] : memref<64xi32>, vector<16xi32>
+// CHECK: %s = arith.addi
+// CHECK: scf.for
+// CHECK: vector.load %[[X]]
+// CHECK: scf.if %c
+// CHECK: memref.load
+tt.func public @gather_in_branch_after_reduce(%v: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %i: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %c: i1) {
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %c2 = arith.constant dense<2> : tensor<64xi32>
+  %r2 = arith.muli %r, %c2 : tensor<64xi32>
+  %vs = tt.splat %v : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+  %vp = tt.addptr %vs, %r2 : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+  %x = tt.load %vp : tensor<64x!tt.ptr<i32>>
+  %c1 = arith.constant dense<1> : tensor<64xi32>
+  %y = arith.addi %x, %c1 : tensor<64xi32>
+  %s = "tt.reduce"(%x) <{axis = 0 : i32}> ({
+  ^bb0(%a: i32, %b: i32):
+    %m = arith.addi %a, %b : i32
+    tt.reduce.return %m : i32
+  }) : (tensor<64xi32>) -> i32
+  %is = tt.splat %i : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+  %ip = tt.addptr %is, %r : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+  %idx = tt.load %ip : tensor<64x!tt.ptr<i32>>
+  %os = tt.splat %o : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+  %op = tt.addptr %os, %r : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+  scf.if %c {
+    %g = tt.gather %y[%idx] {axis = 0 : i32} : (tensor<64xi32>, tensor<64xi32>) -> tensor<64xi32>
+    tt.store %op, %g : tensor<64x!tt.ptr<i32>>
+  }
+  tt.store %o, %s : !tt.ptr<i32>
+  tt.return
+}

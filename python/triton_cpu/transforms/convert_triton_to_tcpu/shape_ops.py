@@ -140,17 +140,24 @@ def gather(em, v, idx, width, lane):
 
 def prepare_gather(low, op: Operation):
     """Materializes a gather's source, which the gather reads at data-dependent indices:
-    before the gather, or right after the source's definition when that is in an
-    enclosing block (a buffer filled inside one branch of an scf.if would be read,
-    unfilled, by a gather of the same source in the other branch or after the scf.if)."""
+    before the gather, or, when the source is defined in an enclosing block, before the
+    op of that block that holds the gather (a buffer filled inside one branch of an
+    scf.if would be read, unfilled, by a gather of the same source in the other branch
+    or after the scf.if; one filled inside a loop would be filled every iteration).
+    Not at the source's definition: the ops between it and here are lowered already,
+    and the source may read buffers they fill (a load a reduction's loop stores as it
+    reads it, reductions.deferring_reduce). Between the definition and the gather no
+    write changes what the source's fused loads read: the plan buffers or guards those
+    (materialization_plan, the gather being one of their consumers)."""
     src = op.operands[0]
     if src not in low.buffers:
+        at = op
         producer = src.owner
-        if isinstance(producer, Operation) and producer.parent_block() is not op.parent_block():
-            low.materialize_at_definition(producer, src)
-            return
+        home = producer.parent_block() if isinstance(producer, Operation) else src.owner
+        while at.parent_block() is not home:
+            at = at.parent_op()
         buf = low.alloc_buffer(src.type)
-        low.materialize_into(low.emitter_before(op), src, buf)
+        low.materialize_into(low.emitter_before(at), src, buf)
         low.buffers[src] = buf
 
 
