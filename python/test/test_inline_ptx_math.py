@@ -1,6 +1,8 @@
 """inline-ptx-math: one-instruction PTX approximations in `tl.inline_asm_elementwise` run as the
 math functions they approximate, against torch in fp64, at both vector widths; `.ftz` flushes
-subnormal operands and results; mov is a bitcast; other inline assembly is still refused."""
+subnormal operands and results; mov is a bitcast; two- and three-operand arithmetic matches
+torch's fp32 (`.rn` never contracted into an fma); the ue8m0 scale conversion matches a
+Python rounding of each value up to a power of two; other inline assembly is still refused."""
 import math
 
 import pytest
@@ -117,7 +119,121 @@ def test_scalar_operand():
 
 @pytest.mark.parametrize("asm", ["{ .reg .f32 t; ex2.approx.f32 t, $1; mov.f32 $0, t; }",
                                  "tanh.approx.ftz.f32 $0, $1;",  # no such instruction
-                                 "add.f32 $0, $1, $1;"])
+                                 "min.f32 $0, $1, $1;",  # not one this pass knows
+                                 "add.f32 $0, $1, %r1;"])  # a register it does not define
 def test_other_assembly_is_refused(asm):
     with pytest.raises(UnsupportedError, match="tt.elementwise_inline_asm"):
         _run(asm, _spread())
+
+
+@triton.jit
+def _asm3_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, ASM: tl.constexpr, CONSTRAINTS: tl.constexpr,
+                 ADD_Z: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x, y, z = tl.load(x_ptr + offs, mask=mask), tl.load(y_ptr + offs, mask=mask), tl.load(z_ptr + offs, mask=mask)
+    if ADD_Z:  # the result added to z in the kernel: an fma candidate when the asm is a multiply
+        r = tl.inline_asm_elementwise(ASM, CONSTRAINTS, [x, y], dtype=tl.float32, is_pure=True, pack=1) + z
+    else:
+        r = tl.inline_asm_elementwise(ASM, CONSTRAINTS, [x, y, z], dtype=tl.float32, is_pure=True, pack=1)
+    tl.store(out_ptr + offs, r, mask=mask)
+
+
+def _run3(asm, x, y, z, constraints="=f,f,f,f", add_z=False, vector_bits=0):
+    out = torch.empty_like(x)
+    _asm3_kernel[(triton.cdiv(x.numel(), 256),)](x, y, z, out, x.numel(), ASM=asm, CONSTRAINTS=constraints,
+                                                 ADD_Z=add_z, BLOCK=256, vector_bits=vector_bits)
+    return out
+
+
+def _xyz(n=1000):
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.randn(n, generator=g) * 3, torch.randn(n, generator=g) * 3
+    return x, y, torch.randn(n, generator=g)
+
+
+def _fp32(t):  # an fp64 result rounded once to fp32
+    return t.float()
+
+
+# asm -> fp32 reference on (x, y, z); `.rn` results are IEEE's, so they are compared exactly.
+_ARITH = {
+    "add.rn.f32 $0, $1, $2;": lambda x, y, z: x + y,
+    "sub.rn.f32 $0, $1, $2;": lambda x, y, z: x - y,
+    "mul.rn.f32 $0, $1, $2;": lambda x, y, z: x * y,
+    "mul.rn.ftz.f32 $0, $1, $2;": lambda x, y, z: x * y,  # no subnormal in these operands
+    "div.rn.f32 $0, $1, $2;": lambda x, y, z: _fp32(x.double() / y.double()),
+    "fma.rn.f32 $0, $1, $2, $3;": lambda x, y, z: _fp32(x.double() * y.double() + z.double()),
+    "add.f32 $0, $1, 0f3F800000;": lambda x, y, z: x + 1.0,  # PTX's hex literal for 1.0
+    "mul.f32 $0, $2, 0.5;": lambda x, y, z: y * 0.5,
+}
+
+
+@pytest.mark.parametrize("vector_bits", [256, 512])
+@pytest.mark.parametrize("asm", list(_ARITH))
+def test_ptx_arithmetic(asm, vector_bits):
+    x, y, z = _xyz()
+    constraints = "=f," + ",".join("f" * 3)
+    assert torch.equal(_run3(asm, x, y, z, constraints, vector_bits=vector_bits), _ARITH[asm](x, y, z))
+
+
+def test_div_full_within_two_ulp():
+    x, y, z = _xyz()
+    got = _run3("div.full.f32 $0, $1, $2;", x, y, z)
+    torch.testing.assert_close(got.double(), x.double() / y.double(), rtol=2.5e-7, atol=0)
+
+
+@pytest.mark.parametrize("vector_bits", [256, 512])
+def test_mul_rn_is_never_contracted(vector_bits):
+    """x*y + z with the product from `mul.rn`: two roundings, as PTX keeps them, although
+    the kernel's add may contract with a plain multiply (enable_fp_fusion, the default).
+    z = -fl(x*y) makes the difference visible: with an fma the result would be x*y's
+    rounding error, not 0."""
+    x, y, _ = _xyz()
+    z = -(x * y)
+    got = _run3("mul.rn.f32 $0, $1, $2;", x, y, z, "=f,f,f", add_z=True, vector_bits=vector_bits)
+    assert torch.equal(got, x * y + z)
+
+
+def _ue8m0(v: float) -> int:
+    """v rounded up to 2^(c - 127), c = 0..254 (satfinite), as its code c; NaN: 255."""
+    if math.isnan(v):
+        return 255
+    if v <= 2.0**-127:
+        return 0
+    if v >= 2.0**127:
+        return 254
+    m, e = math.frexp(v)  # v = m * 2^e, 0.5 <= m < 1
+    return e - 1 + 127 + (m != 0.5)
+
+
+@triton.jit
+def _ue8m0_kernel(a_ptr, b_ptr, out_ptr, out1_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a, b = tl.load(a_ptr + offs), tl.load(b_ptr + offs)
+    both = tl.inline_asm_elementwise("cvt.rp.satfinite.ue8m0x2.f32 $0, $1, $2;", "=h,f,f", [a, b],
+                                     dtype=tl.uint16, is_pure=True, pack=1)
+    tl.store(out_ptr + offs, both)
+    # torchao's and TransformerEngine's form: one operand, the other 0.0; as a scalar too
+    one = tl.inline_asm_elementwise("cvt.rp.satfinite.ue8m0x2.f32 $0, 0.0, $1;", "=h,r", [b],
+                                    dtype=tl.uint16, is_pure=True, pack=1)
+    tl.store(out1_ptr + offs, one)
+    s = tl.inline_asm_elementwise("cvt.rp.satfinite.ue8m0x2.f32 $0, 0.0, $1;", "=h,r", [tl.load(b_ptr)],
+                                  dtype=tl.uint16, is_pure=True, pack=1)
+    tl.store(out1_ptr + BLOCK, s)
+
+
+@pytest.mark.parametrize("vector_bits", [256, 512])
+def test_ue8m0_rounds_up_to_powers_of_two(vector_bits):
+    special = [0.0, -0.0, math.nan, math.inf, -math.inf, -3.0, 1.0, 1.5, 2.0**-127, 2.0**-127 * 1.0000001,
+               2.0**-128, 2.0**-149, 2.0**-126, 2.0**127, 2.0**127 * 1.5, 3.4e38, 448.0, 1 / 448.0]
+    g = torch.Generator().manual_seed(2)
+    b = torch.cat([torch.tensor(special), torch.exp(torch.randn(1024 - len(special), generator=g) * 30)])
+    a = b.flip(0).contiguous()
+    out, out1 = torch.empty(1024, dtype=torch.int16), torch.empty(1025, dtype=torch.int16)
+    _ue8m0_kernel[(1,)](a, b, out, out1, BLOCK=1024, vector_bits=vector_bits)
+    want_b = torch.tensor([_ue8m0(v) for v in b.tolist()], dtype=torch.int32)
+    want_a = torch.tensor([_ue8m0(v) for v in a.tolist()], dtype=torch.int32)
+    assert torch.equal(out.to(torch.int32) & 0xFFFF, want_a << 8 | want_b)
+    assert torch.equal(out1[:1024].to(torch.int32), want_b)  # 0.0 in the high byte: code 0
+    assert out1[1024].item() == want_b[0].item()

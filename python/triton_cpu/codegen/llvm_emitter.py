@@ -32,6 +32,7 @@ from triton_cpu.analysis.loops import constant_bounds, trip_count
 from triton_cpu.codegen.lane_masks import all_lanes_test, uniform_scalar
 from triton_cpu.codegen.math_lib import INTRINSICS, MATH_OPS, VECTOR_FUNCTIONS, MathLib
 from triton_cpu.dialects.compat import splat_value
+from triton_cpu.dialects.tcpu import NO_CONTRACT
 from triton_cpu.errors import UnsupportedError
 
 _CMPI = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]  # signed for 2..5, unsigned 6..9
@@ -815,7 +816,8 @@ class FunctionEmitter:
     def _fbin(method):
         def f(self, op):
             a, b = self._binary(op)
-            r = getattr(self.builder, method)(a, b, flags=self.me.fp_flags)
+            flags = () if NO_CONTRACT in op.attributes else self.me.fp_flags
+            r = getattr(self.builder, method)(a, b, flags=flags)
             return self.round_bf16(r, op)
         return f
 
