@@ -1,11 +1,16 @@
 #!/usr/bin/env python
-"""Run the ops of seven real Triton kernel libraries, Liger-Kernel, FlagGems,
+"""Run the ops of eight real Triton kernel libraries, Liger-Kernel, FlagGems,
 flash-linear-attention (fla-core), Mamba's Triton ops (mamba_ssm), Unsloth's kernels, vLLM's
 attention, MoE, sampling, quantization and KV-cache kernels (with triton_kernels, the MoE
-library it vendors) and SGLang's attention, routing, top-k, mHC and sampling kernels, on CPU
-tensors through this backend and compare every result with torch.
+library it vendors), SGLang's attention, routing, top-k, mHC and sampling kernels and
+torchao's quantization, MX, attention-quantization and block-sparse kernels, on CPU tensors
+through this backend and compare every result with torch.
 
-    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|sglang|all] [-k SUBSTRING] [--list] [-v]
+    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|sglang|torchao|all] [-k SUBSTRING] [--list] [-v]
+
+The cases are in scripts/kernel_library_cases/<lib>.py, one module per library; this script
+holds the shims, the checker, the case registry, the references several libraries share and
+the runner.
 
 One line per op: PASS, FAIL (the worst output's max abs/rel error against the reference) or
 ERROR (the exception's first line; for an op the backend cannot compile, the TTIR op it
@@ -27,7 +32,7 @@ the Triton kernels are used), sglang 0.5.23 with the serving-stack packages its 
 import (`pip install --no-deps --target upstream/libs sglang==0.5.23 pybase64==1.5.1
 starlette==1.10.0 msgspec==0.23.0 pyzmq==27.3.0 aiohttp==3.14.5 multidict==7.2.1 yarl==1.25.1
 propcache==0.5.4 aiohappyeyeballs==2.7.1 aiosignal==1.4.0 frozenlist==1.8.0`; psutil as for
-vLLM).
+vLLM), torchao 0.18.0 (`pip install --no-deps --target upstream/libs torchao==0.18.0`).
 
 Liger, FlagGems, mamba_ssm, Unsloth and vLLM assume a GPU in their Python wrappers.
 `_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth` and `_shim_vllm` below are the
@@ -64,7 +69,7 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 LIBS_ENV = "TRITON_CPU_KERNEL_LIBS"
-LIBRARIES = ("liger", "flaggems", "fla", "mamba", "unsloth", "vllm", "sglang")
+LIBRARIES = ("liger", "flaggems", "fla", "mamba", "unsloth", "vllm", "sglang", "torchao")
 
 
 def libs_dir() -> Path:
@@ -313,9 +318,19 @@ def _shim_sglang():
     return sglang
 
 
+def _shim_torchao():
+    # Nothing for the whole library: torchao imports on a CPU-only torch (its CUDA extensions
+    # fail to load, with a message), and its Triton wrappers launch on the tensors' device.
+    # The MXFP8 case answers the import-time Blackwell test of the one module that has it.
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import torchao
+    return torchao
+
+
 _LOADED = {}
 _PACKAGES = {"liger": "liger_kernel", "flaggems": "flag_gems", "fla": "fla", "mamba": "mamba_ssm",
-             "unsloth": "unsloth", "vllm": "vllm", "sglang": "sglang"}
+             "unsloth": "unsloth", "vllm": "vllm", "sglang": "sglang", "torchao": "torchao"}
 
 
 def _add_libs_dir():
@@ -338,7 +353,7 @@ def load_library(lib):
                 raise ImportError(f"no {_PACKAGES[lib]} in {libs_dir()} (set {LIBS_ENV}) or sys.path")
             _LOADED[lib] = ({"liger": _shim_liger, "flaggems": _shim_flaggems, "fla": _shim_fla,
                              "mamba": _shim_mamba, "unsloth": _shim_unsloth, "vllm": _shim_vllm,
-                             "sglang": _shim_sglang}[lib](), None)
+                             "sglang": _shim_sglang, "torchao": _shim_torchao}[lib](), None)
         except Exception as e:  # noqa: BLE001 - reported as the skip reason
             _LOADED[lib] = (None, f"{lib} not importable: {type(e).__name__}: {_first_line(e)}")
     return _LOADED[lib]

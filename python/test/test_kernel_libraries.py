@@ -1,13 +1,15 @@
 """Real kernel libraries (Liger-Kernel, FlagGems, flash-linear-attention, Mamba's Triton ops,
 Unsloth's kernels, vLLM's attention, MoE, sampling, quantization and KV-cache kernels with the
 triton_kernels library it vendors, SGLang's attention, routing, top-k, mHC and sampling
-kernels) on CPU tensors, each op against torch (or, for fla, mamba_ssm and parts of SGLang, the
+kernels, torchao's quantization, MX, attention-quantization and block-sparse kernels) on CPU
+tensors, each op against torch (or, for fla, mamba_ssm and parts of SGLang and torchao, the
 library's own torch references).
 
-The cases live in scripts/kernel_libraries.py (also a CLI that prints one line per op).  The
-libraries are never part of the repository: they are pip-installed with --no-deps into the
-git-ignored folder upstream/libs (or the folder named by TRITON_CPU_KERNEL_LIBS), and every
-test of a library that is not importable is skipped, e.g. in CI.
+The cases live in scripts/kernel_library_cases/<lib>.py, run by scripts/kernel_libraries.py
+(also a CLI that prints one line per op).  The libraries are never part of the repository:
+they are pip-installed with --no-deps into the git-ignored folder upstream/libs (or the folder
+named by TRITON_CPU_KERNEL_LIBS), and every test of a library that is not importable is
+skipped, e.g. in CI.
 
     python -m pytest -n 1 python/test/test_kernel_libraries.py
 
