@@ -18,8 +18,10 @@ output, and HQQ's kernel indexes its scales as k * BLOCK_K * stride // group_siz
 only for a (groups, N) view of an (N, groups) tensor, which is how these cases pass them.
 """
 import contextlib
+import importlib
 import importlib.util
 import math
+import sys
 import unittest.mock
 
 import torch
@@ -213,7 +215,8 @@ def _(T, chk):
 @contextlib.contextmanager
 def _blackwell_gate():
     """mx_formats/kernels.py defines its MXFP8 kernels only when CUDA is there with an SM100
-    GPU (a test at import); this answers yes while it is imported, nothing else."""
+    GPU (a test at import); this answers yes while it is imported, nothing else. (Another
+    library's import may have imported it already, without them: then it is reloaded.)"""
     import torchao.utils
     from torch.utils._triton import has_triton
     has_triton()  # cached before the patch: it would query the (absent) CUDA device
@@ -229,17 +232,14 @@ def _(T, chk):
     elements), FLOOR and RCEIL scales (RCEIL through the inline PTX ue8m0 conversion), against
     torchao's torch `to_mx`; the dequantization; the scale swizzle into the blocked layout
     against torchao's `to_blocked`."""
-    import sys
-    if "torchao.prototype.mx_formats.kernels" in sys.modules:
-        kernels = sys.modules["torchao.prototype.mx_formats.kernels"]
-    else:
-        with _blackwell_gate():
-            from torchao.prototype.mx_formats import kernels
+    name = "torchao.prototype.mx_formats.kernels"
+    kernels = sys.modules.get(name)
+    if kernels is None or not hasattr(kernels, "to_mxfp8_dim0_kernel"):
+        with _blackwell_gate():  # imported (again, if something imported it without the gate)
+            kernels = importlib.import_module(name) if kernels is None else importlib.reload(kernels)
     from torchao.prototype.mx_formats.config import ScaleCalculationMode
     from torchao.prototype.mx_formats.mx_tensor import to_mx
     from torchao.prototype.mx_formats.utils import to_blocked
-    if not hasattr(kernels, "to_mxfp8_dim0_kernel"):
-        raise RuntimeError("torchao's MXFP8 Triton kernels are not defined: mx_formats was imported before the gate")
     x = torch.randn(256, 256, dtype=torch.bfloat16) * 3
     x[0, :5] = 0
     x[1, :32] = 0  # a block of zeros: the smallest scale

@@ -27,6 +27,7 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 # arithmetic; the attribute survives the conversion to TritonCPU IR with the op's others).
 NO_CONTRACT = "tcpu.no_contract"
 
+
 def _int_attr(v: int) -> IntegerAttr:
     return IntegerAttr(v, i32)
 

@@ -53,8 +53,8 @@ from xdsl.passes import ModulePass
 
 from triton_cpu.analysis.axis_info import element_type
 from triton_cpu.dialects import tt
-from triton_cpu.dialects.tcpu import NO_CONTRACT
 from triton_cpu.dialects.compat import arith
+from triton_cpu.dialects.tcpu import NO_CONTRACT
 
 _F32 = Float32Type()
 _I32 = IntegerType(32)
@@ -101,7 +101,7 @@ _INSTRS = {
     "div.full.f32": _Instr(2, lambda x, y: [arith.DivfOp(x, y)]),
     "div.approx.f32": _Instr(2, lambda x, y: [arith.DivfOp(x, y)]),
     "fma.rn.f32": _Instr(3, lambda x, y, z: [math.FmaOp(x, y, z)]),
-    "cvt.rp.satfinite.ue8m0x2.f32": _Instr(2, lambda a, b: _ue8m0_rp(a, b), ftz=False, result="h"),
+    "cvt.rp.satfinite.ue8m0x2.f32": _Instr(2, lambda a, b: _ue8m0_rp(a, b), ftz=False, result="h"),  # defined below
 }
 _MOV = {"mov.b32", "mov.f32", "mov.u32", "mov.s32"}
 _LITERAL = re.compile(r"^(?:0[fF](?P<hex>[0-9a-fA-F]{8})|(?P<dec>[+-]?(?:\d+\.\d*|\.\d+|\d+(?:\.\d*)?[eE][+-]?\d+)))$")
