@@ -296,6 +296,28 @@ CASES = {
         want = torch.ceil(F).view(16, 16) != g.float()
         assert torch.equal(out_ne.view(16, 16), want), int((out_ne.view(16, 16) != want).sum())
     """,
+    # fuzz seed 423977: a tile stored in place, reversed, into the buffer its tl.gather's
+    # indices were loaded from: the indices were read chunk by chunk inside the store's loop,
+    # after earlier chunks had overwritten them (a GPU reads the whole tile first). A gather's
+    # indices now count as read by the gather's consumers, so the store's overlap check sees
+    # the load.
+    "gather_indices_overwritten_by_reversed_store": """
+        @triton.jit
+        def kernel(V, IO):
+            rows = tl.arange(0, 16)[:, None]
+            v = tl.load(V + rows * 8 + tl.arange(0, 8)[None, :])
+            offs = rows * 4 + tl.arange(0, 4)[None, :]
+            idx = tl.load(IO + offs).to(tl.int32) & 7
+            tl.store(IO + (63 - offs), tl.gather(v, idx, 1))
+
+        gen = torch.Generator().manual_seed(0)
+        V = torch.randint(0, 1000, (128,), dtype=torch.int32, generator=gen)
+        IO = torch.randint(0, 1 << 20, (64,), dtype=torch.int32, generator=gen)
+        g = torch.gather(V.view(16, 8), 1, (IO & 7).view(16, 4).long())
+        want = g.flatten().flip(0)
+        kernel[(1,)](V, IO)
+        assert torch.equal(IO, want), int((IO != want).sum())
+    """,
 }
 
 # Findings not fixed yet: each runs as the others do and is expected to fail (strict: a fix

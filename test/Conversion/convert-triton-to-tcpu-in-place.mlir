@@ -100,3 +100,32 @@ tt.func public @rows_overlap_under_mask(%p: !tt.ptr<f32> {tt.divisibility = 16 :
   tt.store %pp, %w, %m : tensor<4x16x!tt.ptr<f32>>
   tt.return
 }
+
+// The indices of a tl.gather loaded from the argument the gathered values are then stored
+// into, reversed. A gather's indices are read where its value is, inside the store's nest,
+// so they count as the store's operands: the indices are read into a buffer before the
+// store's loop writes any of them.
+// CHECK-LABEL: func.func public @gather_indices_overwritten
+// CHECK: scf.for
+// CHECK: "tcpu.addptr"(%io
+// CHECK-NEXT: "tcpu.vload"
+// CHECK-NEXT: vector.store %{{.*}}, %[[IDX:[0-9]+]][
+// CHECK: scf.for
+// CHECK: memref.load %[[IDX]]
+// CHECK: "tcpu.scatter"
+tt.func public @gather_indices_overwritten(%v: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %io: !tt.ptr<i32> {tt.divisibility = 16 : i32}) {
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %vs = tt.splat %v : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+  %vp = tt.addptr %vs, %r : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+  %src = tt.load %vp : tensor<64x!tt.ptr<i32>>
+  %ios = tt.splat %io : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+  %iop = tt.addptr %ios, %r : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+  %raw = tt.load %iop : tensor<64x!tt.ptr<i32>>
+  %c63 = arith.constant dense<63> : tensor<64xi32>
+  %idx = arith.andi %raw, %c63 : tensor<64xi32>
+  %g = tt.gather %src[%idx] {axis = 0 : i32} : (tensor<64xi32>, tensor<64xi32>) -> tensor<64xi32>
+  %rev = arith.subi %c63, %r : tensor<64xi32>
+  %dst = tt.addptr %ios, %rev : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+  tt.store %dst, %g : tensor<64x!tt.ptr<i32>>
+  tt.return
+}

@@ -912,14 +912,19 @@ class FuncLowering:
                 seen.add(v)
                 roots.setdefault(v, set()).add(root)
                 producer = v.owner
-                if isinstance(producer, Operation) and producer.name not in self._ROOTS \
-                        and producer.name not in self._BUFFERED:
+                if not isinstance(producer, Operation):
+                    continue
+                if producer.name == "tt.gather":
+                    # its indices are read where its value is, in each consumer's nest
+                    # (shape_ops.gather); its source, from a buffer filled before it
+                    stack.append(producer.operands[1])
+                elif producer.name not in self._ROOTS and producer.name not in self._BUFFERED:
                     stack.extend(producer.operands)
 
         for op in ops:
             if op.name in self._ROOTS:
                 seen = set()
-                for x in op.operands:
+                for x in (op.operands[:1] if op.name == "tt.gather" else op.operands):
                     visit(x, op, seen)
         groups = store_groups.find(self, ops)
         self.store_groups = {g.stores[0]: g for g in groups}
