@@ -10,12 +10,12 @@ it has them (blockwise training quantizers, MX casts, the scale swizzle).
 Not run, because the installed files do not compile with Triton 3.9's front end on any backend:
 kernel/intmm_triton.py (tl.make_block_ptr, removed), prototype/moe_training/kernels/
 float8_rowwise.py (an autotune key that is not an argument) and blockwise_fp8_training's
-weight_quant_transposed_rhs (`pid_n[:, None]` on a scalar). Not run, because the kernel
-indexes wrongly on a GPU too (torchao 0.18): float8nocompile's `*_row_major_t` kernels mask
-the transposed tile with the untransposed mask (right only for square inputs, which is what
-these cases use), jagged per-group rowwise scales pass a row stride of 1 to a row-major
-output, and HQQ's kernel indexes its scales as k * BLOCK_K * stride // group_size, the group
-only for a (groups, N) view of an (N, groups) tensor, which is how these cases pass them.
+weight_quant_transposed_rhs (`pid_n[:, None]` on a scalar). Kernels that index wrongly on a
+GPU too (torchao 0.18): float8nocompile's `*_row_major_t` kernels mask the transposed tile
+with the untransposed mask, right only for square inputs, which is what these cases use;
+the jagged per-group rowwise scales pass a row stride of 1 to a row-major output, not run;
+HQQ's kernel indexes its scales as k * BLOCK_K * stride // group_size, the group only for a
+(groups, N) view of an (N, groups) tensor, which is how these cases pass them.
 """
 import contextlib
 import importlib
