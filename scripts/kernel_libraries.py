@@ -320,11 +320,10 @@ def _shim_sglang():
 
 def _shim_torchao():
     # Nothing for the whole library: torchao imports on a CPU-only torch (its CUDA extensions
-    # fail to load, with a message), and its Triton wrappers launch on the tensors' device.
-    # The MXFP8 case answers the import-time Blackwell test of the one module that has it.
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import torchao
+    # fail to load, each with a line on stderr), and its Triton wrappers launch on the
+    # tensors' device. The MXFP8 case answers the import-time Blackwell test of the one
+    # module that has it.
+    import torchao
     return torchao
 
 

@@ -62,6 +62,56 @@ _I16 = IntegerType(16)
 _FLT_MIN = 2.0**-126  # the smallest normal fp32
 
 
+def _constant(like: SSAValue, value, elem=_F32) -> Operation:
+    """A constant of element type `elem` in `like`'s shape (a splat for a tensor)."""
+    if isinstance(like.type, TensorType):
+        return arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(elem, like.type.get_shape()), [value]))
+    return arith.ConstantOp(FloatAttr(value, elem) if elem == _F32 else IntegerAttr(value, elem))
+
+
+def _ue8m0_rp(a: SSAValue, b: SSAValue) -> list[Operation]:
+    """cvt.rp.satfinite.ue8m0x2.f32 d, a, b: the codes of a (high byte) and b (low byte).
+    A code c stands for 2^(c - 127), c = 0..254, and 255 for NaN. Each operand rounds up
+    (toward +inf) to the nearest such power, saturating at 2^127 (satfinite: +inf too): for
+    an fp32 of exponent field e and fraction f that is e, plus one when f is not zero, except
+    for subnormals at most 2^-127 (f <= 2^22), which round to 2^-127 (code 0). A NaN gives
+    255. A negative operand or zero rounds up to 2^-127, code 0: that is what rounding
+    toward +inf to this format gives, but the kernels that use this instruction (MX scales:
+    an absolute maximum over a block, divided by the element type's maximum) never pass a
+    negative number, and no NVIDIA hardware was at hand to confirm that case."""
+    ops: list[Operation] = []
+
+    def emit(op):
+        ops.append(op)
+        return op.results[0]
+
+    def const(like, v, elem=_I32):
+        return emit(_constant(like, v, elem))
+
+    def code(x):
+        bits = emit(tt.BitcastOp(x, _retyped(x, _I32)))
+        exp = emit(arith.AndIOp(emit(arith.ShRUIOp(bits, const(bits, 23))), const(bits, 255)))
+        frac = emit(arith.AndIOp(bits, const(bits, 0x7FFFFF)))
+        zero = const(bits, 0)
+        above_half_min = emit(arith.CmpiOp(frac, const(bits, 0x400000), "ugt"))
+        normal_inexact = emit(arith.AndIOp(emit(arith.CmpiOp(frac, zero, "ne")), emit(arith.CmpiOp(exp, zero, "ne"))))
+        up = emit(arith.OrIOp(above_half_min, normal_inexact))
+        c = emit(arith.MinUIOp(emit(arith.AddiOp(exp, emit(arith.ExtUIOp(up, _retyped(x, _I32))))), const(bits, 254)))
+        c = emit(arith.SelectOp(emit(arith.CmpiOp(bits, zero, "slt")), zero, c))
+        nan = emit(arith.CmpfOp(x, x, "uno"))
+        c = emit(arith.SelectOp(nan, const(bits, 255), c))
+        return c
+    hi, lo = code(a), code(b)
+    packed = emit(arith.OrIOp(emit(arith.ShLIOp(hi, const(hi, 8))), lo))
+    emit(arith.TruncIOp(packed, _retyped(a, _I16)))
+    return ops
+
+
+def _retyped(x: SSAValue, elem):
+    """x's type (tensor or scalar) with element type `elem`."""
+    return TensorType(elem, x.type.get_shape()) if isinstance(x.type, TensorType) else elem
+
+
 def _reciprocal(x):
     return [one := _constant(x, 1.0), arith.DivfOp(one, x)]
 
@@ -101,7 +151,7 @@ _INSTRS = {
     "div.full.f32": _Instr(2, lambda x, y: [arith.DivfOp(x, y)]),
     "div.approx.f32": _Instr(2, lambda x, y: [arith.DivfOp(x, y)]),
     "fma.rn.f32": _Instr(3, lambda x, y, z: [math.FmaOp(x, y, z)]),
-    "cvt.rp.satfinite.ue8m0x2.f32": _Instr(2, lambda a, b: _ue8m0_rp(a, b), ftz=False, result="h"),  # defined below
+    "cvt.rp.satfinite.ue8m0x2.f32": _Instr(2, _ue8m0_rp, ftz=False, result="h"),
 }
 _MOV = {"mov.b32", "mov.f32", "mov.u32", "mov.s32"}
 _LITERAL = re.compile(r"^(?:0[fF](?P<hex>[0-9a-fA-F]{8})|(?P<dec>[+-]?(?:\d+\.\d*|\.\d+|\d+(?:\.\d*)?[eE][+-]?\d+)))$")
@@ -166,56 +216,6 @@ def _bits(t) -> int:
     if isinstance(t, IntegerType):
         return t.width.data
     return 32 if t == _F32 else 0
-
-
-def _constant(like: SSAValue, value, elem=_F32) -> Operation:
-    """A constant of element type `elem` in `like`'s shape (a splat for a tensor)."""
-    if isinstance(like.type, TensorType):
-        return arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(elem, like.type.get_shape()), [value]))
-    return arith.ConstantOp(FloatAttr(value, elem) if elem == _F32 else IntegerAttr(value, elem))
-
-
-def _ue8m0_rp(a: SSAValue, b: SSAValue) -> list[Operation]:
-    """cvt.rp.satfinite.ue8m0x2.f32 d, a, b: the codes of a (high byte) and b (low byte).
-    A code c stands for 2^(c - 127), c = 0..254, and 255 for NaN. Each operand rounds up
-    (toward +inf) to the nearest such power, saturating at 2^127 (satfinite: +inf too): for
-    an fp32 of exponent field e and fraction f that is e, plus one when f is not zero, except
-    for subnormals at most 2^-127 (f <= 2^22), which round to 2^-127 (code 0). A NaN gives
-    255. A negative operand or zero rounds up to 2^-127, code 0: that is what rounding
-    toward +inf to this format gives, but the kernels that use this instruction (MX scales:
-    an absolute maximum over a block, divided by the element type's maximum) never pass a
-    negative number, and no NVIDIA hardware was at hand to confirm that case."""
-    ops: list[Operation] = []
-
-    def emit(op):
-        ops.append(op)
-        return op.results[0]
-
-    def const(like, v, elem=_I32):
-        return emit(_constant(like, v, elem))
-
-    def code(x):
-        bits = emit(tt.BitcastOp(x, _retyped(x, _I32)))
-        exp = emit(arith.AndIOp(emit(arith.ShRUIOp(bits, const(bits, 23))), const(bits, 255)))
-        frac = emit(arith.AndIOp(bits, const(bits, 0x7FFFFF)))
-        zero = const(bits, 0)
-        above_half_min = emit(arith.CmpiOp(frac, const(bits, 0x400000), "ugt"))
-        normal_inexact = emit(arith.AndIOp(emit(arith.CmpiOp(frac, zero, "ne")), emit(arith.CmpiOp(exp, zero, "ne"))))
-        up = emit(arith.OrIOp(above_half_min, normal_inexact))
-        c = emit(arith.MinUIOp(emit(arith.AddiOp(exp, emit(arith.ExtUIOp(up, _retyped(x, _I32))))), const(bits, 254)))
-        c = emit(arith.SelectOp(emit(arith.CmpiOp(bits, zero, "slt")), zero, c))
-        nan = emit(arith.CmpfOp(x, x, "uno"))
-        c = emit(arith.SelectOp(nan, const(bits, 255), c))
-        return c
-    hi, lo = code(a), code(b)
-    packed = emit(arith.OrIOp(emit(arith.ShLIOp(hi, const(hi, 8))), lo))
-    emit(arith.TruncIOp(packed, _retyped(a, _I16)))
-    return ops
-
-
-def _retyped(x: SSAValue, elem):
-    """x's type (tensor or scalar) with element type `elem`."""
-    return TensorType(elem, x.type.get_shape()) if isinstance(x.type, TensorType) else elem
 
 
 def _flush(x: SSAValue, before: Operation) -> SSAValue:
