@@ -101,13 +101,13 @@ def test_inductor_target_is_supported():
 def asm_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    y = tl.inline_asm_elementwise("{ .reg .b32 t; mov.b32 t, $1; mov.b32 $0, t; }", "=r,r", [x], dtype=tl.float32,
+    y = tl.inline_asm_elementwise("shfl.sync.bfly.b32 $0, $1, 1, 31, 0xffffffff;", "=r,r", [x], dtype=tl.float32,
                                   is_pure=True, pack=1)
     tl.store(out_ptr + offs, y)
 
 
 def test_unsupported_op_names_op_kernel_and_line():
-    """GPU inline assembly cannot run on a CPU: a clear error, not a crash."""
+    """A warp shuffle in inline assembly cannot run on a CPU: a clear error, not a crash."""
     x = torch.randn(64)
     out = torch.empty(64)
     with pytest.raises(UnsupportedError) as info:
@@ -115,7 +115,7 @@ def test_unsupported_op_names_op_kernel_and_line():
     msg = str(info.value)
     src, first = inspect.getsourcelines(asm_kernel.fn)
     line = first + next(i for i, text in enumerate(src) if "inline_asm_elementwise" in text)
-    assert "tt.elementwise_inline_asm" in msg
+    assert "tt.elementwise_inline_asm" in msg and "shfl.sync.bfly.b32" in msg
     assert "asm_kernel" in msg
     assert f"{__file__}:{line}" in msg
     # The process is fine and the next kernel works.

@@ -14,7 +14,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from triton_cpu import amx, llvm
 from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
 from triton_cpu.transforms.forward_stored_tiles import ForwardStoredTiles
-from triton_cpu.transforms.inline_ptx_math import InlinePTXMath
+from triton_cpu.transforms.inline_ptx import InlinePTX
 from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
 from triton_cpu.transforms.peel_accumulator_loops import PeelAccumulatorLoops
 from triton_cpu.transforms.prefetch_next_program import PrefetchNextProgram
@@ -31,7 +31,7 @@ from triton_cpu.transforms.version_single_iteration_loops import VersionSingleIt
 def ttcir_passes(vector_bits: int, bounds_check: bool = False, bf16_dot: bool = False, prefetch: bool = True,
                  amx: bool = False, amx_int8: bool = False):
     return [
-        InlinePTXMath(),
+        InlinePTX(),
         UniformLoopIncrements(),
         TransposeColumnTiles(),
         SplitRowTiles(),

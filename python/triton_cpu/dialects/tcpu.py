@@ -23,7 +23,7 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 
 
 # Unit attribute on an arith.addf/subf/mulf: the LLVM emitter gives it no `contract` flag, so
-# it is never fused into an fma whatever `enable_fp_fusion` says (inline-ptx-math's `.rn`
+# it is never fused into an fma whatever `enable_fp_fusion` says (inline-ptx's `.rn`
 # arithmetic; the attribute survives the conversion to TritonCPU IR with the op's others).
 NO_CONTRACT = "tcpu.no_contract"
 

@@ -16,7 +16,7 @@ def available_passes():
 
     from triton_cpu.transforms.convert_triton_to_tcpu import ConvertTritonToTCPU
     from triton_cpu.transforms.forward_stored_tiles import ForwardStoredTiles
-    from triton_cpu.transforms.inline_ptx_math import InlinePTXMath
+    from triton_cpu.transforms.inline_ptx import InlinePTX
     from triton_cpu.transforms.insert_bounds_checks import InsertBoundsChecks
     from triton_cpu.transforms.peel_accumulator_loops import PeelAccumulatorLoops
     from triton_cpu.transforms.prefetch_next_program import PrefetchNextProgram
@@ -28,7 +28,7 @@ def available_passes():
     from triton_cpu.transforms.uniform_loop_increments import UniformLoopIncrements
     from triton_cpu.transforms.unroll_tile_dot_loops import UnrollTileDotLoops
     from triton_cpu.transforms.version_single_iteration_loops import VersionSingleIterationLoops
-    passes = [InlinePTXMath, UniformLoopIncrements, PeelAccumulatorLoops, TransposeColumnTiles, SplitRowTiles,
+    passes = [InlinePTX, UniformLoopIncrements, PeelAccumulatorLoops, TransposeColumnTiles, SplitRowTiles,
               UnrollTileDotLoops, ShareDotPanels,
               PrefetchNextProgram, VersionSingleIterationLoops, ForwardStoredTiles, ConvertTritonToTCPU, SplitBoundCheckLoops,
               InsertBoundsChecks, ScopedCSE,

@@ -1,4 +1,4 @@
-// RUN: triton-cpu-opt %s -p inline-ptx-math | FileCheck %s
+// RUN: triton-cpu-opt %s -p inline-ptx | FileCheck %s
 
 // One-instruction PTX approximations become the math ops they approximate; `.ftz` flushes
 // subnormal operands and results to a zero of their sign; mov is the operand itself (a
@@ -6,7 +6,7 @@
 // `.rn` ones marked never to contract into an fma; sources may be float literals. Other
 // inline assembly is left in place.
 // CHECK-LABEL: tt.func public @ptx
-tt.func public @ptx(%x: tensor<64xf32>, %u: tensor<64xi32>, %s: f32) {
+tt.func public @ptx(%x: tensor<64xf32>, %u: tensor<64xi32>, %s: f32, %v: tensor<64xi8>) {
   // CHECK: %[[T:.*]] = math.tanh %x : tensor<64xf32>
   %t = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %x : tensor<64xf32> -> tensor<64xf32>
   // ex2 with .ftz: the operand and the result each pass through |v| < 2^-126 ? copysign(0, v) : v
@@ -49,18 +49,34 @@ tt.func public @ptx(%x: tensor<64xf32>, %u: tensor<64xi32>, %s: f32) {
   // CHECK: arith.cmpf uno, %[[Z]], %[[Z]]
   // CHECK: tt.bitcast %x : tensor<64xf32> -> tensor<64xi32>
   // CHECK: arith.cmpf uno, %x, %x
-  // CHECK: arith.shli
-  // CHECK: arith.ori
-  // CHECK: arith.trunci %{{.*}} : tensor<64xi32> to tensor<64xi16>
+  // CHECK: arith.trunci %{{.*}} : tensor<64xi32> to tensor<64xi8>
+  // CHECK: arith.shli %{{.*}} : tensor<64xi16>
+  // CHECK: %[[K:.*]] = arith.ori %{{.*}} : tensor<64xi16>
   %k = tt.elementwise_inline_asm "cvt.rp.satfinite.ue8m0x2.f32 $0, 0.0, $1;" {constraints = "=h,r", packed_element = 1 : i32, pure = true} %x : tensor<64xf32> -> tensor<64xi16>
-  // Not one instruction, an integer add, packed, or no .ftz form: left alone.
-  // CHECK: tt.elementwise_inline_asm "{ .reg .f32 t; mov.f32 t, $1; mov.f32 $0, t; }"
-  // CHECK: tt.elementwise_inline_asm "add.s32 $0, $1, $1;"
-  // CHECK: tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=r,r", packed_element = 2 : i32
-  // CHECK: tt.elementwise_inline_asm "tanh.approx.ftz.f32 $0, $1;"
-  %n1 = tt.elementwise_inline_asm "{ .reg .f32 t; mov.f32 t, $1; mov.f32 $0, t; }" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %x : tensor<64xf32> -> tensor<64xf32>
-  %n2 = tt.elementwise_inline_asm "add.s32 $0, $1, $1;" {constraints = "=r,r", packed_element = 1 : i32, pure = true} %u : tensor<64xi32> -> tensor<64xi32>
-  %n3 = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=r,r", packed_element = 2 : i32, pure = true} %x : tensor<64xf32> -> tensor<64xf32>
-  %n4 = tt.elementwise_inline_asm "tanh.approx.ftz.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %x : tensor<64xf32> -> tensor<64xf32>
+  // A block: registers are SSA values, a predicated instruction a select on its predicate
+  // (fla's softplus); the literal 20. is read as an f32.
+  // CHECK: %[[C20:.*]] = arith.constant dense<2.000000e+01> : tensor<64xf32>
+  // CHECK: %[[GT:.*]] = arith.cmpf ogt, %x, %[[C20]] : tensor<64xf32>
+  // CHECK: math.exp2
+  // CHECK: math.log2
+  // CHECK: %[[SP:.*]] = arith.select %[[GT]], %{{.*}}, %{{.*}} : tensor<64xi1>, tensor<64xf32>
+  %sp = tt.elementwise_inline_asm "{ .reg .pred p; setp.gt.f32 p, $1, 20.; @p mov.f32 $0, $1; @!p ex2.approx.ftz.f32 $0, $1; @!p lg2.approx.ftz.f32 $0, $0; }" {constraints = "=r,r", packed_element = 1 : i32, pure = true} %x : tensor<64xf32> -> tensor<64xf32>
+  // Two fp8 codes in one 16-bit register: tt.fp_to_fp to f8E4M3FN (saturating), a in the
+  // high byte; then integer moves: zero-extended to 32 bits, shifted.
+  // CHECK: tt.fp_to_fp %x, rounding = rtne : tensor<64xf32> -> tensor<64xf8E4M3FN>
+  // CHECK: tt.bitcast %{{.*}} : tensor<64xf8E4M3FN> -> tensor<64xi8>
+  // CHECK: %[[W:.*]] = arith.extui %{{.*}} : tensor<64xi16> to tensor<64xi32>
+  // CHECK: %[[EIGHT:.*]] = arith.constant dense<8> : tensor<64xi32>
+  // CHECK: arith.shrui %[[W]], %[[EIGHT]] : tensor<64xi32>
+  %e8:2 = tt.elementwise_inline_asm "{ .reg .b16 packed; cvt.rn.satfinite.e4m3x2.f32 packed, $3, $2; cvt.u32.u16 $0, packed; shr.b32 $1, $0, 8; }" {constraints = "=r,=r,r,r", packed_element = 1 : i32, pure = true} %x, %x : tensor<64xf32>, tensor<64xf32> -> tensor<64xi32>, tensor<64xi32>
+  // pack = 4 over i8 elements: one 32-bit register per instance, so the block becomes the
+  // scalar body of a tt.map_elementwise with the four bytes packed low byte first.
+  // CHECK: %[[M:.*]] = "tt.map_elementwise"(%v) <{pack = 4 : i32}> ({
+  // CHECK: ^{{.*}}(%[[B0:.*]]: i8, %[[B1:.*]]: i8, %[[B2:.*]]: i8, %[[B3:.*]]: i8):
+  // CHECK: arith.extui %[[B0]] : i8 to i32
+  // CHECK: arith.extui %[[B1]] : i8 to i32
+  // CHECK: arith.shli
+  // CHECK: tt.map_elementwise.return %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : i8, i8, i8, i8
+  %m = tt.elementwise_inline_asm "prmt.b32 $0, $1, 0, 0x0123;" {constraints = "=r,r", packed_element = 4 : i32, pure = true} %v : tensor<64xi8> -> tensor<64xi8>
   tt.return
 }

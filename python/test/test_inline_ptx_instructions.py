@@ -1,8 +1,9 @@
-"""inline-ptx-math: one-instruction PTX approximations in `tl.inline_asm_elementwise` run as the
+"""inline-ptx, one instruction: PTX approximations in `tl.inline_asm_elementwise` run as the
 math functions they approximate, against torch in fp64, at both vector widths; `.ftz` flushes
 subnormal operands and results; mov is a bitcast; two- and three-operand arithmetic matches
 torch's fp32 (`.rn` never contracted into an fma); the ue8m0 scale conversion matches a
-Python rounding of each value up to a power of two; other inline assembly is still refused."""
+Python rounding of each value up to a power of two; what is not PTX's is refused. Blocks of
+several instructions: test_inline_ptx.py."""
 import math
 
 import pytest
@@ -117,9 +118,8 @@ def test_scalar_operand():
     assert out.item() == pytest.approx(2**3.5, rel=1e-7)
 
 
-@pytest.mark.parametrize("asm", ["{ .reg .f32 t; ex2.approx.f32 t, $1; mov.f32 $0, t; }",
-                                 "tanh.approx.ftz.f32 $0, $1;",  # no such instruction
-                                 "min.f32 $0, $1, $1;",  # not one this pass knows
+@pytest.mark.parametrize("asm", ["tanh.approx.ftz.f32 $0, $1;",  # no such instruction
+                                 "add.rz.f32 $0, $1, $1;",  # a rounding mode not translated
                                  "add.f32 $0, $1, %r1;"])  # a register it does not define
 def test_other_assembly_is_refused(asm):
     with pytest.raises(UnsupportedError, match="tt.elementwise_inline_asm"):
