@@ -459,6 +459,24 @@ def randn(*shape, dtype=torch.float32):
     return torch.randn(*shape, dtype=dtype)
 
 
+def tile_probe(fn, x, out_dtype, y=None):
+    """fn (a library's @triton.jit function of one tensor) applied to the 2-D tile x, or with
+    y, to the pair (x, y), by one program of kernel_library_cases/tile_probe.py."""
+    spec = importlib.util.spec_from_file_location("kernel_library_cases.tile_probe",
+                                                  Path(__file__).parent / "kernel_library_cases" / "tile_probe.py")
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    out = torch.empty(x.shape, dtype=out_dtype)
+    if y is None:
+        module._probe[(1,)](x, out, fn, x.shape[0], x.shape[1])
+    else:
+        module._probe_pair[(1,)](x, y, out, fn, x.shape[0], x.shape[1])
+    return out
+
+
 def _out0(out):
     return out[0] if isinstance(out, (tuple, list)) else out
 

@@ -9,7 +9,7 @@ import importlib
 import torch
 import torch.nn.functional as F
 
-from kernel_libraries import case, Checker, _grad, _out0, randn
+from kernel_libraries import case, Checker, _grad, _out0, randn, tile_probe
 
 
 def _fla_inputs(B=2, T=128, H=2, K=32, V=32):
@@ -116,3 +116,19 @@ def _(M, chk):
 
 
 # ------------------------------------------------------------------------------ mamba_ssm
+
+
+@case("fla.softplus_nv")
+def _(M, chk):
+    """fla's softplus for NVIDIA GPUs (fla/ops/utils/softplus.py, `softplus_nv` and
+    `softplus2_nv`, which its gated kernels call when IS_NVIDIA): inline PTX with a predicate,
+    the identity above a threshold and ex2/lg2.approx.ftz below it under the negated
+    predicate. Against torch in fp64: log(1 + e^x) and log2(1 + 2^x) below 20 and 15, x
+    above, over [-40, 40] and the thresholds themselves."""
+    sp = importlib.import_module("fla.ops.utils.softplus")
+    x = torch.cat([torch.linspace(-40, 40, 4094), torch.tensor([20.0, 15.0])]).reshape(64, 64)
+    xd = x.double()
+    got = tile_probe(sp.softplus_nv, x, torch.float32)
+    chk.close("softplus", got.double(), torch.where(xd > 20, xd, torch.log1p(torch.exp(xd))), rtol=2e-6, atol=1e-7)
+    got = tile_probe(sp.softplus2_nv, x, torch.float32)
+    chk.close("softplus2", got.double(), torch.where(xd > 15, xd, torch.log2(1 + torch.exp2(xd))), rtol=2e-6, atol=1e-7)

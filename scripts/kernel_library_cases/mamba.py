@@ -142,7 +142,7 @@ def _(M, chk):
 
 
 # Mamba-3 (mamba_ssm.ops.triton.mamba3): its kernels call the GPU's approximations through inline
-# PTX (tanh/sin/cos.approx.f32), which the inline-ptx-math pass runs as the math functions.
+# PTX (tanh/sin/cos.approx.f32), which the inline-ptx pass runs as the math functions.
 # The package has no torch reference for them; `_mamba3_step_ref` is one, written from the
 # recurrence the step kernel documents (fp64; the kernels round the state and the query to
 # bf16 for their dot, hence the tolerance of 2e-2 of each output's scale).

@@ -352,3 +352,51 @@ def _(S, chk):
     pivots = probs.kthvalue(2990, dim=1).values.contiguous()
     kept = torch.where(probs >= pivots[:, None], probs, 0.0)
     chk.close("renorm", renorm_triton._renorm_from_pivots(probs, pivots), kept / kept.sum(1, keepdim=True))
+
+
+def _e4m3_codes(x):
+    """torch's fp32 -> e4m3fn bytes of x after clamping to +-448 (the kernels clamp first)."""
+    return x.clamp(-448.0, 448.0).to(torch.float8_e4m3fn).view(torch.uint8)
+
+
+@case("sglang.fp8_rowwise")
+def _(S, chk):
+    """FLUX.3's row-wise E4M3 quantizers (sglang.kernels.ops.diffusion.quantization), launched as
+    their wrappers launch them (the wrappers require a GPU of SM89+): their fp32 -> e4m3 cast is
+    the inline PTX `cvt.rn.satfinite.e4m3x2.f32` with `cvt.u32.u16` and, in the tiled SwiGLU
+    kernel, `shr.b32` over pack = 2. The plain quantizer's bytes and scales exactly against
+    torch (x / scale per element, as the kernel's div_rn); the SwiGLU ones within one e4m3
+    step of torch's bf16 SwiGLU, and the tiled kernel (two elements per asm instance) equal to
+    the untiled one byte for byte."""
+    import triton
+    from sglang.kernels.ops.diffusion.quantization.fp8_rowwise_triton import _fp8_rowwise_kernel
+    from sglang.kernels.ops.diffusion.quantization.swiglu_fp8_rowwise_triton import (
+        _swiglu_fp8_rowwise_kernel, _swiglu_fp8_rowwise_tiled_kernel)
+    for m, k in ((37, 300), (8, 2048)):
+        x = randn(m, k) * 3
+        x[0, :5] = torch.tensor([0.0, -0.0, 1e-30, 5.0, -5.0])
+        q = torch.empty(m, k, dtype=torch.float8_e4m3fn)
+        scale = torch.empty(m)
+        _fp8_rowwise_kernel[(m,)](x, q, scale, m, k, triton.next_power_of_2(k), enable_fp_fusion=False)
+        ref_scale = torch.clamp(x.abs().amax(1) * torch.tensor(1.0 / 448.0), min=1e-12)
+        chk.equal(f"scales {m}x{k}", scale, ref_scale)
+        chk.equal(f"codes {m}x{k}", q.view(torch.uint8), _e4m3_codes(x / ref_scale[:, None]))
+    b, t, hidden = 2, 5, 1000
+    x = (randn(b, t, 2 * hidden) * 2).bfloat16()
+    rows = b * t
+    outs = []
+    for kernel, block in ((_swiglu_fp8_rowwise_kernel, triton.next_power_of_2(hidden)),
+                          (_swiglu_fp8_rowwise_tiled_kernel, 256)):
+        q, s = torch.empty(rows, hidden, dtype=torch.float8_e4m3fn), torch.empty(rows)
+        kernel[(rows,)](x, q, s, rows, hidden, x.stride(1), block, enable_fp_fusion=False)
+        outs.append((q, s))
+    gate, up = x.reshape(rows, 2 * hidden).float().split(hidden, dim=1)
+    value = (F.silu(gate).bfloat16().float() * up).bfloat16().double()
+    ref_scale = value.abs().amax(1) / 448
+    for name, (q, s) in zip(("swiglu", "swiglu tiled"), outs):
+        chk.close(f"{name} scales", s.double(), ref_scale, rtol=1e-6, atol=0)
+        # within one e4m3 step (2^-3 relative; 2^-9 absolute at the bottom of the range)
+        chk.close(f"{name} values", q.double() * s.double()[:, None], value, rtol=0.0625,
+                  atol=2.0**-9 * float(ref_scale.max()))
+    chk.equal("tiled = untiled codes", outs[1][0].view(torch.uint8), outs[0][0].view(torch.uint8))
+    chk.equal("tiled = untiled scales", outs[1][1], outs[0][1])

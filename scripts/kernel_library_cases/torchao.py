@@ -2,7 +2,8 @@
 tensor-wise casts of float8nocompile, the jagged per-group scales of MoE training, the
 blockwise fp8 training quantizers and GEMMs), the int8 and int4 (HQQ) GEMMs, the MXFP8 casts
 (whose RCEIL scales round through the PTX instruction cvt.rp.satfinite.ue8m0x2.f32), the fp8
-attention input quantization with its Hadamard transform, and the block-sparse addmm. Each
+attention input quantization with its Hadamard transform, the block-sparse addmm, and the FP4
+packing of the NVFP4 training quantizer (four e2m1x2 conversions in one PTX block). Each
 against torch: the quantized bytes and scales exactly (the references round the same fp32
 products once, to the same fp8 grid), the GEMMs in fp64; torchao's own torch references where
 it has them (blockwise training quantizers, MX casts, the scale swizzle).
@@ -26,7 +27,7 @@ import unittest.mock
 
 import torch
 
-from kernel_libraries import case, libs_dir
+from kernel_libraries import case, libs_dir, randn, tile_probe
 
 _FP8_MAX = 448.0
 
@@ -109,11 +110,11 @@ def _(T, chk):
                         chk.equal(f"{tag} values", t._data.float(), want)
 
 
-def _jagged_scales_module():
-    """prototype/moe_training/kernels/jagged_float8_scales.py, loaded by itself: its package's
-    __init__ imports float8_rowwise, which Triton 3.9 refuses (see the module docstring)."""
-    path = libs_dir() / "torchao" / "prototype" / "moe_training" / "kernels" / "jagged_float8_scales.py"
-    spec = importlib.util.spec_from_file_location("torchao_jagged_float8_scales", path)
+def _moe_training_module(relpath):
+    """A file of prototype/moe_training, loaded by itself: the package's __init__ imports
+    float8_rowwise, which Triton 3.9 refuses (see the module docstring)."""
+    path = libs_dir() / "torchao" / "prototype" / "moe_training" / relpath
+    spec = importlib.util.spec_from_file_location("torchao_moe_training_" + path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -124,7 +125,7 @@ def _(T, chk):
     """MoE training's cast of a [tokens, dim] tensor to e4m3 with one scale per column and per
     group of rows (groups given by their end offsets, one empty), scales optionally rounded
     down to powers of two; bf16 and fp32."""
-    jagged = _jagged_scales_module()
+    jagged = _moe_training_module("kernels/jagged_float8_scales.py")
     fp8 = torch.float8_e4m3fn
     offsets = torch.tensor([48, 48, 200, 320], dtype=torch.int32)
     starts = [0] + offsets.tolist()[:-1]
@@ -325,3 +326,29 @@ def _(T, chk):
         meta = dict(GROUP_SIZE_ROW=4, SPLIT_N=2, num_stages=1, num_warps=4)  # else it asks the CUDA device name
         out = bsr_dense_addmm(inp, w.to_sparse_bsr((bs, bs)), x, beta=0.5, alpha=2.0, meta=meta)
         chk.close_to_scale(f"{dtype}", out.double(), 0.5 * inp.double() + 2.0 * (w.double() @ x.double()), tol)
+
+
+@case("torchao.nvfp4_pack")
+def _(T, chk):
+    """The FP4 packing of torchao's NVFP4 training quantizer
+    (prototype/moe_training/nvfp4_training/hadamard_utils.py, `convert_8xfp32_to_4xfp4_packed`):
+    four `cvt.rn.satfinite.e2m1x2.f32` and a `mov.b32` of four bytes over pack = 4 (four
+    elements of each of two f32 tiles per instance, one byte each). Exactly against a Python
+    rounding to the e2m1 grid (0, 0.5, 1, 1.5, 2, 3, 4, 6, ties to the even code, saturating),
+    the second tile's code in the high nibble; the ties and the saturation included."""
+    convert_8xfp32_to_4xfp4_packed = _moe_training_module(
+        "nvfp4_training/hadamard_utils.py").convert_8xfp32_to_4xfp4_packed
+    ties = [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 6.0, 7.0, 1e6, 0.0, 0.1]
+    special = torch.tensor(ties + [-t for t in ties] + [-0.0, float("inf"), float("-inf"), 0.3])
+    x = torch.cat([special, randn(2048 - special.numel()) * 3]).reshape(64, 32)
+    y = x.flatten().roll(7).reshape(64, 32)
+    got = tile_probe(convert_8xfp32_to_4xfp4_packed, x, torch.uint8, y)
+    grid = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], dtype=torch.float64)
+
+    def code(v):
+        mag = v.double().abs().clamp(max=6.0)
+        dist = (mag[..., None] - grid).abs()
+        best = torch.where(dist == dist.min(-1, keepdim=True).values, 0, 1) * 2 + (torch.arange(8) % 2)
+        c = best.argmin(-1)  # nearest, and of two equally near the even code
+        return c + 8 * torch.signbit(v).long()
+    chk.equal("codes", got.long(), code(y) << 4 | code(x))

@@ -1,7 +1,8 @@
 """unsloth.kernels: its norms, gated activations, rotary embedding and cross-entropy through
 the library's own wrappers, forward and backward, against torch in fp64; its MoE grouped
 GEMM kernels (unsloth.kernels.moe.grouped_gemm) launched as its wrappers launch them, whose
-first line asserts CUDA tensors."""
+first line asserts CUDA tensors; unsloth_zoo's two inline-PTX MXFP4 decoders through its own
+probe kernel."""
 import importlib
 import types
 
@@ -230,3 +231,27 @@ def _(U, chk):
 
 
 # ------------------------------------------------------------------------------ vLLM
+
+
+@case("unsloth.mxfp4_decode")
+def _(U, chk):
+    """The MXFP4 tile decode of unsloth_zoo's MXFP4 grouped GEMM (unsloth_zoo.mxfp4_gemm), through
+    the library's own probe kernel, which its GPU path runs to choose between two inline-PTX
+    decoders: integer bit moves with `fma.rn.bf16x2` (four bytes per register, pack = 4) and
+    the scaled conversion `cvt.rn.bf16x2.e2m1x2.scaled::n2::ue8m0` (predicated fix-up for scale
+    255). Every byte with every scale (65536 rows of 16 different bytes), both decoders exactly
+    against torch: e2m1 value * 2^(scale - 127) in fp64, rounded to bf16, low nibble first;
+    scale 255 gives value * 2^128, as the library's reference does."""
+    from unsloth_zoo.mxfp4_gemm import _decode_probe_kernel
+    rows = torch.arange(65536)
+    blocks = ((rows[:, None] + 37 * torch.arange(16)) % 256).to(torch.uint8)
+    scales = (rows // 256).to(torch.uint8)
+    grid = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+    table = torch.tensor([(-1.0 if c & 8 else 1.0) * grid[c & 7] for c in range(16)], dtype=torch.float64)
+    byte = blocks.long()
+    value = torch.stack([table[byte & 15], table[byte >> 4]], dim=-1).reshape(65536, 32)
+    ref = (value * torch.exp2(scales.double() - 127)[:, None]).bfloat16()
+    for cvt in (False, True):
+        out = torch.empty(65536, 32, dtype=torch.bfloat16)
+        _decode_probe_kernel[(1024,)](blocks, scales, out, CVT=cvt, enable_fp_fusion=True)
+        chk.equal("cvt.scaled" if cvt else "fma.bf16x2", out.view(torch.int16), ref.view(torch.int16))

@@ -1,6 +1,8 @@
 """vLLM's Triton attention ops (vllm.v1.attention.ops), through their own Python functions:
 the unified attention of its V1 engine (variable-length queries over a paged KV cache) and
-the split-KV decode attention, against softmax attention in fp64 over the same pages."""
+the split-KV decode attention, against softmax attention in fp64 over the same pages; and,
+further down, its MoE, sampling, quantization and KV-cache kernels and an inline-PTX fp8 byte
+decoder."""
 import contextlib
 import importlib
 import os
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from kernel_libraries import _attention_ref, case, _merged_states_ref, randn
+from kernel_libraries import _attention_ref, case, _merged_states_ref, randn, tile_probe
 
 
 def _paged_kv(pages, page_size, kv_heads, head_dim, lens, dtype=torch.float32):
@@ -629,3 +631,18 @@ def _triton_kernels():
 
 
 # ------------------------------------------------------------------------------ SGLang
+
+
+@case("vllm.qsa_fp8_bytes")
+def _(V, chk):
+    """The FP8 byte decode of vLLM's sparse paged GQA attention for GPUs without fp8 types
+    (models/qwen4_exp/nvidia/ops/qsa.py, `_maybe_dequant`): inline PTX over pack = 4 (four
+    bytes per 32-bit register; shf.r.wrap, lop3, prmt, and) that turns each e4m3 byte into the
+    fp16 of its value * 2^-8. Every byte value in a [64, 32] tile in random order, exactly
+    against torch's e4m3 decode; the two NaN codes decode to +-480 * 2^-8, as the file says."""
+    dequant = _vllm_kernels("models/qwen4_exp/nvidia/ops/qsa.py")["_maybe_dequant"]
+    codes = torch.arange(256).repeat(8)[torch.randperm(2048)].to(torch.uint8).reshape(64, 32)
+    out = tile_probe(dequant, codes, torch.float16)
+    value = codes.view(torch.float8_e4m3fn).float()
+    value = torch.where(value.isnan(), torch.where(codes >= 128, -480.0, 480.0), value)
+    chk.equal("fp16 of value * 2^-8", out, (value * 2.0**-8).half())
