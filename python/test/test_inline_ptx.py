@@ -407,6 +407,37 @@ def test_pack_two_floats():
     assert torch.equal(got, want)
 
 
+# -- memory ------------------------------------------------------------------------------
+
+@triton.jit
+def _ldst(x_ptr, y_ptr, ASM: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.inline_asm_elementwise(ASM, "=r,l,l", [x_ptr + 2 * offs, y_ptr + 2 * offs], dtype=tl.int32, is_pure=False,
+                              pack=1)
+
+
+def test_load_and_store_through_pointer_operands():
+    """ld/st become tt.load/tt.store at the pointer plus the byte offset; a .v2 access is two
+    consecutive elements; cache hints are ignored."""
+    x = torch.randint(-1000, 1000, (1024,), dtype=torch.int32)
+    y = torch.zeros(1024, dtype=torch.int32)
+    asm = """{ .reg .b32 a, b;
+        ld.global.nc.L1::no_allocate.v2.b32 {a, b}, [$1];
+        sub.s32 a, b, a;
+        st.global.cs.b32 [$2 + 4], a; }"""
+    _ldst[(2,)](x, y, ASM=asm, BLOCK=256)
+    want = torch.zeros(1024, dtype=torch.int32)
+    want[1::2] = x[1::2] - x[0::2]
+    assert torch.equal(y, want)
+
+
+def test_out_of_bounds_asm_load_is_reported_in_bounds_check_mode():
+    x, y = torch.zeros(1024, dtype=torch.int32), torch.zeros(1024, dtype=torch.int32)
+    asm = "{ ld.global.b32 $0, [$1 + 8192]; st.global.b32 [$2], $0; }"
+    with pytest.raises(RuntimeError, match="out-of-bounds load in kernel ._ldst.*argument .x_ptr."):
+        _ldst[(2,)](x, y, ASM=asm, BLOCK=256, bounds_check=True)
+
+
 # -- refused -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("asm,named", [
@@ -414,7 +445,9 @@ def test_pack_two_floats():
     ("{ .reg .pred p; setp.eq.s32 p, $1, 0; @p bra skip; mov.b32 $0, $1; skip: }", "label 'skip:'"),
     ("{ .reg .pred p; setp.eq.s32 p, $1, 0; @p bra.uni out; mov.b32 $0, $1; }", "bra.uni"),
     ("mov.u32 $0, %tid.x;", "special register '%tid.x'"),
-    ("ld.global.b32 $0, [$1];", "ld.global.b32"),
+    ("ld.shared.b32 $0, [$1];", "ld.shared.b32"),
+    ("ld.acquire.gpu.global.b32 $0, [$1];", "ld.acquire.gpu.global.b32"),
+    ("ld.global.b32 $0, [$1];", "not a pointer operand"),
     ("cvt.rs.f16x2.f32 $0, $1, $1, $1;", "stochastic rounding"),
     ("v_mul_f32 $0, $1, $1", "v_mul_f32"),
 ])

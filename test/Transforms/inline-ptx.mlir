@@ -6,7 +6,7 @@
 // `.rn` ones marked never to contract into an fma; sources may be float literals. Other
 // inline assembly is left in place.
 // CHECK-LABEL: tt.func public @ptx
-tt.func public @ptx(%x: tensor<64xf32>, %u: tensor<64xi32>, %s: f32, %v: tensor<64xi8>) {
+tt.func public @ptx(%x: tensor<64xf32>, %u: tensor<64xi32>, %s: f32, %v: tensor<64xi8>, %ptr: tensor<64x!tt.ptr<i32>>) {
   // CHECK: %[[T:.*]] = math.tanh %x : tensor<64xf32>
   %t = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %x : tensor<64xf32> -> tensor<64xf32>
   // ex2 with .ftz: the operand and the result each pass through |v| < 2^-126 ? copysign(0, v) : v
@@ -78,5 +78,12 @@ tt.func public @ptx(%x: tensor<64xf32>, %u: tensor<64xi32>, %s: f32, %v: tensor<
   // CHECK: arith.shli
   // CHECK: tt.map_elementwise.return %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : i8, i8, i8, i8
   %m = tt.elementwise_inline_asm "prmt.b32 $0, $1, 0, 0x0123;" {constraints = "=r,r", packed_element = 4 : i32, pure = true} %v : tensor<64xi8> -> tensor<64xi8>
+  // ld through a pointer operand: tt.load of the type's width at the pointer plus the byte
+  // offset, zero-extended into the 32-bit result register.
+  // CHECK: %[[P8:.*]] = tt.bitcast %ptr : tensor<64x!tt.ptr<i32>> -> tensor<64x!tt.ptr<i8>>
+  // CHECK: %[[Q:.*]] = tt.addptr %[[P8]], %{{.*}} : tensor<64x!tt.ptr<i8>>, tensor<64xi32>
+  // CHECK: %[[L:.*]] = tt.load %[[Q]] : tensor<64x!tt.ptr<i8>>
+  // CHECK: arith.extui %[[L]] : tensor<64xi8> to tensor<64xi32>
+  %ld = tt.elementwise_inline_asm "ld.global.nc.b8 $0, [$1+3];" {constraints = "=r,l", packed_element = 1 : i32, pure = true} %ptr : tensor<64x!tt.ptr<i32>> -> tensor<64xi32>
   tt.return
 }

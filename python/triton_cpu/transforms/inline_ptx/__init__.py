@@ -7,8 +7,8 @@ approximations (`tanh.approx.f32`, `ex2.approx.ftz.f32`), exactly rounded operat
 scale conversions, `prmt` byte permutes, `lop3`). A CPU cannot run PTX, but each of these
 instructions is a function with a documented result, and a block of them is a small
 program: it is translated instruction by instruction into arith/math/tt ops on the asm's
-operands (`machine` holds the registers; `integer`, `floats` and `convert` give each
-instruction its meaning).
+operands (`machine` holds the registers; `integer`, `floats`, `convert` and `memory` give
+each instruction its meaning).
 
 The operands are laid out as Triton's NVIDIA lowering lays them out: `$0...` are the output
 registers, then the inputs; with `pack = P`, one instance of the asm sees P elements, and
@@ -18,13 +18,13 @@ dimension (as `tl.map_elementwise` does; on the GPU the grouping follows the lay
 elements per thread), so for P > 1 the block becomes the scalar body of a
 `tt.map_elementwise`; for P = 1 it is built directly on the tensors.
 
-What is translated: the instructions of the three modules, predicated execution
+What is translated: the instructions of the four modules, predicated execution
 (`@p` / `@!p`, as a select), `.reg` declarations, scopes, comments, and
 `griddepcontrol.*` (programmatic dependent launch on the GPU: nothing to do when
 programs run one launch at a time). What is refused, with the kernel, the line and the
-instruction named: control flow (labels, branches), memory and synchronization (ld, st,
-atom, bar, shfl, redux), special registers (%tid, ...), and any instruction or modifier not
-listed in those modules.
+instruction named: control flow (labels, branches), synchronization and other threads' data
+(atom, bar, shfl, redux, ordered ld/st), special registers (%tid, ...), and any instruction or
+modifier not listed in those modules.
 """
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, TensorType
@@ -36,7 +36,7 @@ from triton_cpu.dialects import tt
 from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
 
-from . import convert, floats, integer
+from . import convert, floats, integer, memory
 from .machine import Machine, bits_of
 from .parse import PTXError, parse
 
@@ -51,6 +51,8 @@ def _execute(m: Machine, ins):
     try:
         if base == "cvt":
             convert.cvt(m, ins)
+        elif base in ("ld", "st"):
+            getattr(memory, base)(m, ins)
         elif base in ("mov", "setp", "selp"):
             integer.HANDLERS[base](m, ins)
         elif floats.is_float(ins):

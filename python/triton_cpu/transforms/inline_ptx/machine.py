@@ -41,6 +41,8 @@ def bits_of(t) -> int:
         return t.width.data
     if t.name.startswith("f8"):  # the fp8 types of quantization kernels
         return 8
+    if isinstance(t, tt.PointerType):
+        return 64
     return {F16: 16, BF16: 16, F32: 32, F64: 64}.get(t, 0)
 
 
@@ -88,6 +90,8 @@ class Machine:
         src = element_type(v.type)
         if src == elem:
             return v
+        if isinstance(src, tt.PointerType) or isinstance(elem, tt.PointerType):
+            raise PTXError("a pointer operand used as a number")
         if bits_of(src) != bits_of(elem):
             raise AssertionError(f"bitcast {src} -> {elem}")
         return self.emit(tt.BitcastOp(v, self.ty(elem)))
