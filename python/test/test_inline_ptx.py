@@ -431,6 +431,23 @@ def test_load_and_store_through_pointer_operands():
     assert torch.equal(y, want)
 
 
+def test_predicated_store_and_load_touch_no_memory_when_false():
+    """`@p st` writes only where p holds; `@!p ld` from an address far out of bounds reads
+    nothing where its guard is false (here everywhere) and leaves the register as it was."""
+    x = torch.randint(-1000, 1000, (1024,), dtype=torch.int32)
+    y = torch.full((1024,), 7, dtype=torch.int32)
+    asm = """{ .reg .b32 a; .reg .pred p, q;
+        ld.global.b32 a, [$1];
+        setp.gt.s32 p, a, 0;
+        setp.gt.s32 q, a, -5000;
+        @!q ld.global.b32 a, [$1 + 1000000000];
+        @p st.global.b32 [$2], a; }"""
+    _ldst[(2,)](x, y, ASM=asm, BLOCK=256)
+    want = torch.full((1024,), 7, dtype=torch.int32)
+    want[0::2] = torch.where(x[0::2] > 0, x[0::2], 7)
+    assert torch.equal(y, want)
+
+
 def test_out_of_bounds_asm_load_is_reported_in_bounds_check_mode():
     x, y = torch.zeros(1024, dtype=torch.int32), torch.zeros(1024, dtype=torch.int32)
     asm = "{ ld.global.b32 $0, [$1 + 8192]; st.global.b32 [$2], $0; }"

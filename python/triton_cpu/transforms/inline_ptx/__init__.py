@@ -75,7 +75,10 @@ def _run(m: Machine, prog):
         name, negated = ins.guard
         pred = m.read(name, ".pred")
         before = dict(m.regs)
+        # A guarded ld/st must not touch memory when its guard is false: they take it as a mask.
+        m.guard = m.emit(arith.XOrIOp(pred, m.iconst(1, 1))) if negated else pred
         _execute(m, ins)
+        m.guard = None
         for reg, new in list(m.regs.items()):
             old = before.get(reg)
             if new is old:

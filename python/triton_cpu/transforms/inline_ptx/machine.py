@@ -56,6 +56,7 @@ class Machine:
         self.before = before  # ops are inserted before it (or collected, see emit)
         self.ops: list[Operation] = []
         self.regs: dict[str, SSAValue | None] = {}
+        self.guard: SSAValue | None = None  # the predicate of the instruction being translated
         self.widths: dict[str, int] = {}
         for name, ptype in registers.items():
             self.declare(name, TYPES[ptype][0] if ptype in TYPES else _unknown_type(name, ptype))

@@ -5,7 +5,8 @@
 
 The address is a pointer argument of the asm (`"l"` constraint, a `!tt.ptr` operand) plus an
 optional byte offset; the access is a tt.load or tt.store of the type's width at that address
-(vector forms: consecutive elements), so the bounds-checked mode checks it like any other.
+(vector forms: consecutive elements), so the bounds-checked mode checks it like any other; a
+predicated one (`@p ld ...`) is masked by its predicate, so it touches no memory when false.
 Cache operators and eviction hints (`.ca`, `.cg`, `.cs`, `.lu`, `.cv`, `.wb`, `.wt`, `.nc`,
 `.L1::...`, `.L2::...`) only steer a GPU's caches and are ignored. A generic address (no
 state space) of a pointer argument is a global one.
@@ -82,7 +83,9 @@ def ld(m, ins):
     if len(dsts) != lanes:
         raise PTXError(f"'{ins.text}' ({len(dsts)} destinations for {lanes} lanes)")
     for k, name in enumerate(dsts):
-        value = m.emit(tt.LoadOp(_pointer(m, base, offset + k * bits // 8, bits)))
+        ptr = _pointer(m, base, offset + k * bits // 8, bits)
+        other = None if m.guard is None else m.iconst(0, bits)
+        value = m.emit(tt.LoadOp(ptr, m.guard, other))
         m.write(name, value, signed=TYPES[t][1] == "s")
 
 
@@ -97,4 +100,4 @@ def st(m, ins):
         raise PTXError(f"'{ins.text}' ({len(srcs)} sources for {lanes} lanes)")
     for k, name in enumerate(srcs):
         value = m.resize(m.read(name, f".b{bits}"), bits)
-        m.ops.append(tt.StoreOp(_pointer(m, base, offset + k * bits // 8, bits), value))
+        m.ops.append(tt.StoreOp(_pointer(m, base, offset + k * bits // 8, bits), value, m.guard))
