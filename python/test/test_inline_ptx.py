@@ -232,6 +232,16 @@ def test_integer_arithmetic(asm, fn):
     np.testing.assert_array_equal(_u32(got), fn(_u32(a), _u32(b)).astype(np.int64))
 
 
+def test_population_count_and_leading_zeros():
+    a = _ints(seed=20)
+    a[:3] = torch.tensor([0, -1, 1], dtype=torch.int32)
+    u = _u32(a)
+    got = run("popc.b32 $0, $1;", "=r,r", a, out=torch.int32)
+    np.testing.assert_array_equal(got.numpy(), [bin(int(v)).count("1") for v in u])
+    got = run("clz.b32 $0, $1;", "=r,r", a, out=torch.int32)
+    np.testing.assert_array_equal(got.numpy(), [32 - int(v).bit_length() for v in u])
+
+
 def test_wide_product_into_a_64_bit_result():
     a, b = _ints(seed=14), _ints(seed=15)
     got = run("mul.wide.s32 $0, $1, $2;", "=l,r,r", a, b, out=torch.int64)
@@ -298,6 +308,22 @@ def test_half_precision_pairs():
     assert torch.equal(got, want)
     got = run("mul.rn.bf16x2 $0, $1, $2;", "=r,r,r", x.bfloat16(), y.bfloat16(), out=torch.bfloat16, pack=2)
     assert torch.equal(got, (x.bfloat16().double() * y.bfloat16().double()).bfloat16())
+
+
+def test_half_precision_approximations():
+    """ex2/tanh.approx on f16 pairs and bf16: within one ulp of the half type's rounding of the
+    exact value."""
+    torch.manual_seed(21)
+    x = (torch.randn(1000) * 4).half()
+    got = run("ex2.approx.f16x2 $0, $1;", "=r,r", x, out=torch.float16, pack=2)
+    torch.testing.assert_close(got.double(), torch.exp2(x.double()), rtol=2**-10, atol=0)
+    got = run("tanh.approx.f16x2 $0, $1;", "=r,r", x, out=torch.float16, pack=2)
+    torch.testing.assert_close(got.double(), torch.tanh(x.double()), rtol=2**-10, atol=2**-24)
+    xb = (torch.randn(1000) * 60).bfloat16()
+    got = run("ex2.approx.ftz.bf16 $0, $1;", "=h,h", xb, out=torch.bfloat16)
+    want = torch.exp2(xb.double())
+    want = torch.where(want < 2.0**-126, 0.0, want)  # .ftz: subnormal results are zero
+    torch.testing.assert_close(got.double(), want.bfloat16().double(), rtol=2**-7, atol=0)  # inf past 2^128
 
 
 # -- conversions -------------------------------------------------------------------------

@@ -18,8 +18,9 @@ bf16 arithmetic, scalar and packed two to a register (`.f16x2`, `.bf16x2`).
                             zero of their sign
     .sat                    the result clamped to [0, 1], NaN to 0
 
-Half precision (add/sub/mul/fma/neg/abs/min/max on .f16, .bf16 and their x2 forms) is
-computed per half in f32 and rounded to nearest even: exact for neg/abs/min/max, correctly
+Half precision (add/sub/mul/fma/neg/abs/min/max and the ex2/tanh approximations on .f16,
+.bf16 and their x2 forms) is computed per half in f32 and rounded to nearest even: exact for
+neg/abs/min/max, within an ulp of the half type for ex2/tanh, correctly
 rounded for add/sub/mul (f32 holds every product of two halves exactly, and its precision is
 enough for a sum's double rounding to be innocuous). An fma rounds twice (to f32, then to the
 half type), which can differ from the GPU's single rounding in the last bit when the f32
@@ -166,7 +167,10 @@ def instruction(m, ins):
             r = saturate(m, r)
         m.write(ins.operands[0], r)
         return
-    if base not in ("add", "sub", "mul", "fma", "neg", "abs", "min", "max") or "ftz" in mods:
+    if base not in ("add", "sub", "mul", "fma", "neg", "abs", "min", "max", "ex2", "tanh"):
+        raise PTXError(f"'{ins.opcode}'")
+    # .ftz on halves: PTX has it for ex2 of bf16, whose results below 2^-126 it flushes.
+    if "ftz" in mods and not (base == "ex2" and t.startswith(".bf16")):
         raise PTXError(f"'{ins.opcode}'")
     half = F16 if t.startswith(".f16") else BF16
     lanes = 2 if t.endswith("x2") else 1
@@ -178,7 +182,9 @@ def instruction(m, ins):
             v = m.emit(arith.ShRUIOp(r, m.iconst(16, 32))) if lane else r
             v = m.emit(arith.TruncIOp(v, m.ty(int_type(16)))) if lanes == 2 else v
             args.append(m.emit(arith.ExtFOp(m.as_type(v, half), m.ty(F32))))
-        y = _compute(m, ins, base, mods, F32, args)
+        y = _compute(m, ins, base, [p for p in mods if p != "ftz"], F32, args)
+        if "ftz" in mods:
+            y = flush(m, y)
         if "sat" in mods:
             y = saturate(m, y)
         bits = m.as_type(m.emit(arith.TruncFOp(y, m.ty(half))), int_type(16))

@@ -12,11 +12,14 @@
     selp                 d = c ? a : b
     setp                 a comparison into a predicate, optionally combined (.and/.or/.xor)
                          with a third, possibly negated, predicate
+    popc clz             population count, leading zeros (a .u32 result)
     prmt.b32             byte permute (default mode): each selector nibble picks a byte of
                          {b, a}; its bit 3 replicates that byte's sign
     lop3.b32             any three-input bitwise function, given by its truth table
     shf.l/r.wrap/clamp   funnel shift of the 64-bit {b, a}
 """
+from xdsl.dialects import math
+
 from triton_cpu.dialects.compat import arith
 
 from . import floats
@@ -321,6 +324,16 @@ def shf(m, ins):
     m.write(ins.operands[0], m.emit(arith.TruncIOp(r, m.ty(int_type(32)))))
 
 
+def count(op):
+    def h(m, ins):
+        _expect(ins, 2)
+        t = _type(ins, ("b",))
+        if TYPES[t][0] not in (32, 64):
+            raise PTXError(f"'{ins.opcode}'")
+        m.write(ins.operands[0], m.resize(m.emit(op(m.read(ins.operands[1], t))), 32))
+    return h
+
+
 HANDLERS = {
     "mov": mov, "mul": mul, "mad": mad, "neg": neg, "abs": abs_,
     "add": _binary(arith.AddiOp), "sub": _binary(arith.SubiOp),
@@ -328,4 +341,5 @@ HANDLERS = {
     "and": _bitwise(arith.AndIOp), "or": _bitwise(arith.OrIOp), "xor": _bitwise(arith.XOrIOp),
     "not": not_, "cnot": cnot, "shl": shift("shl"), "shr": shift("shr"),
     "selp": selp, "setp": setp, "prmt": prmt, "lop3": lop3, "shf": shf,
+    "popc": count(math.CtPopOp), "clz": count(math.CountLeadingZerosOp),
 }
