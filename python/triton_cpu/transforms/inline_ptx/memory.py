@@ -73,31 +73,29 @@ def _pointer(m, base, offset: int, bits: int):
     return p if element_type(p.type) == target else m.emit(tt.BitcastOp(p, m.ty(target)))
 
 
-def ld(m, ins):
+def _lanes(m, ins, addr, regs):
+    """(type, bits, [(pointer, register)] per lane) of an ld (regs: its destinations) or st
+    (its sources)."""
     lanes, t, bits = _qualifiers(ins)
+    base, offset = _address(m, addr)
+    regs = regs if isinstance(regs, list) else [regs]
+    if len(regs) != lanes:
+        raise PTXError(f"'{ins.text}' ({len(regs)} registers for {lanes} lanes)")
+    return t, bits, [(_pointer(m, base, offset + k * bits // 8, bits), r) for k, r in enumerate(regs)]
+
+
+def ld(m, ins):
     if len(ins.operands) != 2:
         raise PTXError(f"'{ins.text}'")
-    dst, addr = ins.operands
-    base, offset = _address(m, addr)
-    dsts = dst if isinstance(dst, list) else [dst]
-    if len(dsts) != lanes:
-        raise PTXError(f"'{ins.text}' ({len(dsts)} destinations for {lanes} lanes)")
-    for k, name in enumerate(dsts):
-        ptr = _pointer(m, base, offset + k * bits // 8, bits)
+    t, bits, lanes = _lanes(m, ins, ins.operands[1], ins.operands[0])
+    for ptr, name in lanes:
         other = None if m.guard is None else m.iconst(0, bits)
-        value = m.emit(tt.LoadOp(ptr, m.guard, other))
-        m.write(name, value, signed=TYPES[t][1] == "s")
+        m.write(name, m.emit(tt.LoadOp(ptr, m.guard, other)), signed=TYPES[t][1] == "s")
 
 
 def st(m, ins):
-    lanes, t, bits = _qualifiers(ins)
     if len(ins.operands) != 2:
         raise PTXError(f"'{ins.text}'")
-    addr, src = ins.operands
-    base, offset = _address(m, addr)
-    srcs = src if isinstance(src, list) else [src]
-    if len(srcs) != lanes:
-        raise PTXError(f"'{ins.text}' ({len(srcs)} sources for {lanes} lanes)")
-    for k, name in enumerate(srcs):
-        value = m.resize(m.read(name, f".b{bits}"), bits)
-        m.ops.append(tt.StoreOp(_pointer(m, base, offset + k * bits // 8, bits), value, m.guard))
+    t, bits, lanes = _lanes(m, ins, ins.operands[0], ins.operands[1])
+    for ptr, name in lanes:
+        m.ops.append(tt.StoreOp(ptr, m.resize(m.read(name, f".b{bits}"), bits), m.guard))
