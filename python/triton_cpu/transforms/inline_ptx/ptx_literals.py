@@ -1,10 +1,10 @@
 """PTX immediates: integers (decimal, hex `0x`, octal `0`, binary `0b`, an optional `U`) and
 floats (`0fXXXXXXXX`, the bits of an f32; `0dXXXXXXXXXXXXXXXX`, of an f64; decimal
 `1.0`, `15.`, `1e-3`, which PTX reads as f64 and rounds to the instruction's type)."""
+import math
 import re
 import struct
 
-import numpy as np
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type
 
 _INT = re.compile(r"^([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9]\d*)[uU]?$")
@@ -39,22 +39,32 @@ def _f64(text: str) -> float | None:
     return None
 
 
+def _round(value: float, fmt: str) -> float:
+    """value rounded to nearest even in struct format `fmt` ("f": f32, "e": f16); past the
+    largest finite value, +-inf (struct refuses to pack those)."""
+    try:
+        return struct.unpack("<" + fmt, struct.pack("<" + fmt, value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
 def float_literal(text: str, elem) -> float | None:
     """The value of float literal `text` in the float type `elem` (rounded to nearest even),
-    or None when `text` is not a float literal."""
+    or None when `text` is not a float literal. (No numpy here: this module is imported by the
+    compiler on every first kernel, and numpy's import alone takes ~0.25 s.)"""
     value = _f64(text)
     if value is None:
         return None
     if isinstance(elem, Float64Type):
         return value
     if isinstance(elem, Float32Type):
-        return float(np.float32(value))
+        return _round(value, "f")
     if isinstance(elem, Float16Type):
-        return float(np.float16(value))
+        return _round(value, "e")
     if isinstance(elem, BFloat16Type):
-        bits = struct.unpack("<I", struct.pack("<f", np.float32(value)))[0]
-        if value != value:
+        if value != value or math.isinf(value):
             return value
+        bits = struct.unpack("<I", struct.pack("<f", _round(value, "f")))[0]
         bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
         return struct.unpack("<f", struct.pack("<I", bits))[0]
     return None
