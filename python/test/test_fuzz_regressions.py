@@ -318,6 +318,30 @@ CASES = {
         kernel[(1,)](V, IO)
         assert torch.equal(IO, want), int((IO != want).sum())
     """,
+    # fuzz seed 440655 (AVX-512 hosts): lanes a constant mask zeroed, divided by
+    # tl.where(|v| < 0.25, 1.0, v): LLVM's X86 code generation took the zero lanes of v / v
+    # to be 0 (they are NaN) and selected them where the kernel chose v: NaN instead of 0.
+    # The emitter now hides a vector divisor from it (llvm.arithmetic.fence).
+    "division_of_constant_zero_lanes": """
+        @triton.jit
+        def kernel(X, OUT, N: tl.constexpr, WHERE: tl.constexpr):
+            r = tl.arange(0, N)
+            if WHERE:
+                v = tl.where(r < 1, tl.load(X + r), 0.0)
+            else:
+                v = tl.load(X + r, mask=r < 1, other=0.0)
+            tl.store(OUT + r, v / tl.where(tl.abs(v) < 0.25, 1.0, v))
+
+        for n in (4, 16):
+            x = torch.arange(2.0, 2.0 + n)
+            want = torch.zeros(n)
+            want[0] = 1.0
+            for where in (False, True):
+                for bits in (256, 512):
+                    out = torch.full((n,), -7.0)
+                    kernel[(1,)](x, out, N=n, WHERE=where, vector_bits=bits)
+                    assert torch.equal(out, want), (n, where, bits, out)
+    """,
 }
 
 # Findings not fixed yet: each runs as the others do and is expected to fail (strict: a fix

@@ -830,7 +830,27 @@ class FunctionEmitter:
     op_arith_addf = _fbin("fadd")
     op_arith_subf = _fbin("fsub")
     op_arith_mulf = _fbin("fmul")
-    _fdiv = _fbin("fdiv")
+
+    def _fenced_divisor(method):
+        """fdiv/frem whose vector divisor, unless a constant, passes through
+        llvm.arithmetic.fence (no instruction) on x86. LLVM 22's X86 code generation takes
+        the lanes of a vector division whose operands are both known to be zero there (a
+        scalar placed in a zero vector, lanes a constant mask or `tl.where` zeroed) to be
+        zero, where IEEE gives 0/0 = NaN; a select between that quotient and another vector
+        with those lanes zero then becomes a scalar compare whose mask leaves those lanes to
+        the quotient: NaN where the kernel chose the other value (fuzz seed 440655:
+        `v / tl.where(tl.abs(v) < 0.25, 1.0, v)` with v loaded under `r < 1`, AVX-512). The
+        fence hides what the divisor's lanes hold; a constant divisor keeps its folds
+        (x / 2 -> x * 0.5)."""
+        def f(self, op):
+            a, b = self._binary(op)
+            if self.me.x86 and isinstance(b.type, ir.VectorType) and not isinstance(b, ir.Constant):
+                b = cg.call_intrinsic(self.builder, "llvm.arithmetic.fence", [b.type], b.type, [b])
+            flags = () if NO_CONTRACT in op.attributes else self.me.fp_flags
+            return self.round_bf16(getattr(self.builder, method)(a, b, flags=flags), op)
+        return f
+
+    _fdiv = _fenced_divisor("fdiv")
 
     def op_arith_divf(self, op):
         t = op.results[0].type
@@ -843,7 +863,7 @@ class FunctionEmitter:
                 return uniform_division.divide(self.builder, self.v(op.operands[0]), divisor)
         return self._fdiv(op)
 
-    op_arith_remf = _fbin("frem")
+    op_arith_remf = _fenced_divisor("frem")
     op_arith_addi = _ibin("add")
     op_arith_subi = _ibin("sub")
     op_arith_muli = _ibin("mul")
