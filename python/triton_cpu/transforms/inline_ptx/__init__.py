@@ -182,7 +182,7 @@ def _rewrite(op):
         if pack != 1:
             raise PTXError(f"pack={pack} on scalars")
         shape = tuple(op.results[0].type.get_shape()) if tensor else None
-        m = Machine(shape, prog.registers, op)
+        m = Machine(shape, prog.registers)
         results = _translate(m, prog, op, 1, out_bits, in_bits, [[a] for a in op.args])
         for new in m.ops:
             new.location = op.location
@@ -196,7 +196,7 @@ def _rewrite(op):
     if shape[-1] % pack:
         raise PTXError(f"pack={pack} over a last dimension of {shape[-1]}")
     block = Block(arg_types=[element_type(a.type) for a in op.args for _ in range(pack)])
-    m = Machine(None, prog.registers, op)
+    m = Machine(None, prog.registers)
     args = [list(block.args[i * pack:(i + 1) * pack]) for i in range(len(op.args))]
     results = _translate(m, prog, op, pack, out_bits, in_bits, args)
     for new in m.ops:

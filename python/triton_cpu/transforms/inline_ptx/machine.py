@@ -51,10 +51,9 @@ def int_type(bits: int) -> IntegerType:
 
 
 class Machine:
-    def __init__(self, shape: tuple | None, registers: dict, before: Operation):
+    def __init__(self, shape: tuple | None, registers: dict):
         self.shape = shape
-        self.before = before  # ops are inserted before it (or collected, see emit)
-        self.ops: list[Operation] = []
+        self.ops: list[Operation] = []  # what the block computes, in order; the caller places them
         self.regs: dict[str, SSAValue | None] = {}
         self.guard: SSAValue | None = None  # the predicate of the instruction being translated
         self.widths: dict[str, int] = {}
