@@ -342,6 +342,30 @@ CASES = {
                     kernel[(1,)](x, out, N=n, WHERE=where, vector_bits=bits)
                     assert torch.equal(out, want), (n, where, bits, out)
     """,
+    # Found while reviewing the case above (not by the fuzzer): the same LLVM rule with a
+    # constant zero divisor, which the emitter first left unfenced (constants keep their
+    # folds): 0 / 0.0 in the lanes the mask zeroed came out 0 instead of NaN. n = 16 also
+    # takes the uniform-divisor path (uniform_division.py) and its plain-division fallback.
+    "division_by_constant_zero": """
+        @triton.jit
+        def kernel(X, OUT, N: tl.constexpr, REM: tl.constexpr):
+            r = tl.arange(0, N)
+            v = tl.load(X + r, mask=r < 1, other=0.0)
+            q = v % 0.0 if REM else v / 0.0
+            tl.store(OUT + r, tl.where(v == 0.0, q, v))
+
+        for n in (4, 16):
+            x = torch.arange(2.0, 2.0 + n)
+            v = torch.where(torch.arange(n) < 1, x, 0.0)
+            for rem in (False, True):
+                q = torch.fmod(v, 0.0) if rem else v / 0.0
+                want = torch.where(v == 0.0, q, v)
+                for bits in (256, 512):
+                    out = torch.full((n,), -7.0)
+                    kernel[(1,)](x, out, N=n, REM=rem, vector_bits=bits)
+                    assert torch.equal(out.isnan(), want.isnan()) and torch.equal(out[:1], want[:1]), \\
+                        (n, rem, bits, out)
+    """,
 }
 
 # Findings not fixed yet: each runs as the others do and is expected to fail (strict: a fix

@@ -16,7 +16,8 @@
 // CHECK-NEXT: %[[R:.+]] = call <8 x float> @"llvm.fma.v8f32"(<8 x float> %[[NEG]], <8 x float> %{{.*}}, <8 x float> %[[A]])
 // CHECK-NEXT: call <8 x float> @"llvm.fma.v8f32"(<8 x float> %[[R]], <8 x float> %{{.*}}, <8 x float> %[[Q0]])
 // CHECK: div.fdiv:
-// CHECK-NEXT: fdiv <8 x float> %[[A]], %{{.*}}
+// CHECK-NEXT: %[[FB:.+]] = call <8 x float> @"llvm.arithmetic.fence.v8f32"(<8 x float>
+// CHECK-NEXT: fdiv {{(contract )?}}<8 x float> %[[A]], %[[FB]]
 // CHECK: div.join:
 // CHECK: phi <8 x float>
 // A divisor that is not the same in every lane: the vector fdiv alone, its divisor through
@@ -28,6 +29,12 @@
 // A vector narrower than a register (4 x f32 at 256 bits): the fdiv alone.
 // CHECK: fdiv {{(contract )?}}<4 x float>
 // CHECK-NOT: llvm.fma
+// A constant divisor: no fence when no lane is zero (LLVM keeps x / 2 -> x * 0.5), a fence
+// when the constant is zero (0 / 0.0 in a zero lane is NaN, not the 0 LLVM would take).
+// CHECK-NOT: llvm.arithmetic.fence
+// CHECK: fdiv {{(contract )?}}<4 x float> %{{[^,]+}}, splat (float 0x4000000000000000)
+// CHECK: %[[F0:.+]] = call <4 x float> @"llvm.arithmetic.fence.v4f32"(<4 x float> splat (float {{ *}}0x0))
+// CHECK-NEXT: fdiv {{(contract )?}}<4 x float> %{{[^,]+}}, %[[F0]]
 // CHECK: ret void
 func.func public @k(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>) {
   %m = arith.constant dense<true> : vector<8xi1>
@@ -42,5 +49,11 @@ func.func public @k(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>) {
   %b4 = vector.broadcast %s : f32 to vector<4xf32>
   %q4 = arith.divf %v4, %b4 : vector<4xf32>
   "tcpu.vstore"(%o, %q4, %m4) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tt.ptr<f32>, vector<4xf32>, vector<4xi1>) -> ()
+  %c2 = arith.constant dense<2.0> : vector<4xf32>
+  %h = arith.divf %v4, %c2 : vector<4xf32>
+  "tcpu.vstore"(%o, %h, %m4) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tt.ptr<f32>, vector<4xf32>, vector<4xi1>) -> ()
+  %c0 = arith.constant dense<0.0> : vector<4xf32>
+  %z = arith.divf %v4, %c0 : vector<4xf32>
+  "tcpu.vstore"(%o, %z, %m4) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tt.ptr<f32>, vector<4xf32>, vector<4xi1>) -> ()
   func.return
 }

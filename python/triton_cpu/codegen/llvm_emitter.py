@@ -831,21 +831,33 @@ class FunctionEmitter:
     op_arith_subf = _fbin("fsub")
     op_arith_mulf = _fbin("fmul")
 
+    def hide_divisor(self, divisor_op, divisor):
+        """`divisor` (the LLVM value of the xDSL value `divisor_op`), through
+        llvm.arithmetic.fence (no instruction) when it is an x86 vector that is not a splat of
+        one non-zero constant. LLVM 22's X86 code generation (TargetLowering's
+        SimplifyDemandedVectorElts) takes a lane of a vector fadd/fsub/fmul/fdiv/frem to be +0
+        when that lane is a known +0 in both operands: true for the first three, but 0/0 is
+        NaN. A select between that quotient and another vector then keeps those lanes wrong:
+        fuzz seed 440655, `v / tl.where(tl.abs(v) < 0.25, 1.0, v)` with v loaded under
+        `r < 1` (LLVM splits the division over the select, v / v in the zero lanes), and
+        `tl.where(v == 0.0, v / 0.0, v)`, 0 where IEEE gives NaN. The fence hides what the
+        divisor's lanes hold; a non-zero constant divisor keeps its folds (x / 2 -> x * 0.5)."""
+        if not self.me.x86 or not isinstance(divisor.type, ir.VectorType):
+            return divisor
+        owner = divisor_op.owner
+        if isinstance(owner, Operation) and owner.name == "arith.constant":
+            attr = _attr(owner, "value")
+            c = splat_value(attr) if isinstance(attr, DenseIntOrFPElementsAttr) else None
+            if c is not None and c != 0:
+                return divisor
+        return cg.call_intrinsic(self.builder, "llvm.arithmetic.fence", [divisor.type], divisor.type, [divisor])
+
     def _fenced_divisor(method):
-        """fdiv/frem whose vector divisor, unless a constant, passes through
-        llvm.arithmetic.fence (no instruction) on x86. LLVM 22's X86 code generation takes
-        the lanes of a vector division whose operands are both known to be zero there (a
-        scalar placed in a zero vector, lanes a constant mask or `tl.where` zeroed) to be
-        zero, where IEEE gives 0/0 = NaN; a select between that quotient and another vector
-        with those lanes zero then becomes a scalar compare whose mask leaves those lanes to
-        the quotient: NaN where the kernel chose the other value (fuzz seed 440655:
-        `v / tl.where(tl.abs(v) < 0.25, 1.0, v)` with v loaded under `r < 1`, AVX-512). The
-        fence hides what the divisor's lanes hold; a constant divisor keeps its folds
-        (x / 2 -> x * 0.5)."""
+        """fdiv/frem with the divisor hidden where LLVM would misjudge zero lanes
+        (`hide_divisor`)."""
         def f(self, op):
             a, b = self._binary(op)
-            if self.me.x86 and isinstance(b.type, ir.VectorType) and not isinstance(b, ir.Constant):
-                b = cg.call_intrinsic(self.builder, "llvm.arithmetic.fence", [b.type], b.type, [b])
+            b = self.hide_divisor(op.operands[1], b)
             flags = () if NO_CONTRACT in op.attributes else self.me.fp_flags
             return self.round_bf16(getattr(self.builder, method)(a, b, flags=flags), op)
         return f
@@ -860,7 +872,8 @@ class FunctionEmitter:
                 and prod(t.get_shape()) * 32 >= self.me.vector_bits:
             divisor = uniform_scalar(op.operands[1], self.v)  # a broadcast or splat divisor
             if divisor is not None:
-                return uniform_division.divide(self.builder, self.v(op.operands[0]), divisor)
+                return uniform_division.divide(self.builder, self.v(op.operands[0]), divisor,
+                                               fallback=lambda: self._fdiv(op))
         return self._fdiv(op)
 
     op_arith_remf = _fenced_divisor("frem")

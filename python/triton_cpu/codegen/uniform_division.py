@@ -35,8 +35,10 @@ S_MIN, S_MAX = 2.0**-30, 2.0**30
 Q_MIN, Q_MAX = 2.0**-60, 2.0**60
 
 
-def divide(builder: ir.IRBuilder, a: ir.Value, s: ir.Value) -> ir.Value:
-    """a / s (IEEE, round to nearest) for an fp32 vector `a` and an fp32 scalar `s`."""
+def divide(builder: ir.IRBuilder, a: ir.Value, s: ir.Value, fallback) -> ir.Value:
+    """a / s (IEEE, round to nearest) for an fp32 vector `a` and an fp32 scalar `s`;
+    `fallback()` emits the plain division (the emitter's, which keeps LLVM from
+    misjudging zero lanes) for the vectors the reciprocal path does not take."""
     b = builder
     vt = a.type
     n = vt.count
@@ -54,5 +56,5 @@ def divide(builder: ir.IRBuilder, a: ir.Value, s: ir.Value) -> ir.Value:
     def reciprocal():
         r = cg.call_intrinsic(b, "llvm.fma", [vt], vt, [b.fneg(q0), sv, a])
         return cg.call_intrinsic(b, "llvm.fma", [vt], vt, [r, yv, q0])
-    return cg.branch_value(b, b.and_(s_ok, every), reciprocal, lambda: b.fdiv(a, sv), weights=(2000, 1),
+    return cg.branch_value(b, b.and_(s_ok, every), reciprocal, fallback, weights=(2000, 1),
                            names=("div.reciprocal", "div.fdiv", "div.join"))
