@@ -834,10 +834,11 @@ class FunctionEmitter:
     def hide_divisor(self, divisor_op, divisor):
         """`divisor` (the LLVM value of the xDSL value `divisor_op`), through
         llvm.arithmetic.fence (no instruction) when it is an x86 vector that is not a splat of
-        one non-zero constant. LLVM 22's X86 code generation (TargetLowering's
-        SimplifyDemandedVectorElts) takes a lane of a vector fadd/fsub/fmul/fdiv/frem to be +0
-        when that lane is a known +0 in both operands: true for the first three, but 0/0 is
-        NaN. A select between that quotient and another vector then keeps those lanes wrong:
+        one non-zero constant. LLVM 22's instruction selection (TargetLowering's
+        SimplifyDemandedVectorElts, shared by all targets; the fence is emitted on x86 only,
+        the hosts this was seen and tested on) takes a lane of a vector fadd/fsub/fmul/fdiv/frem
+        to be +0 when that lane is a known +0 in both operands: true for the first three, but
+        0/0 is NaN. A select between that quotient and another vector then keeps those lanes wrong:
         fuzz seed 440655, `v / tl.where(tl.abs(v) < 0.25, 1.0, v)` with v loaded under
         `r < 1` (LLVM splits the division over the select, v / v in the zero lanes), and
         `tl.where(v == 0.0, v / 0.0, v)`, 0 where IEEE gives NaN. The fence hides what the
