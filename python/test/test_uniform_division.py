@@ -108,16 +108,20 @@ def test_attention_style_division_by_a_row_vector():
 
 
 @triton.jit
-def divide_by_constant_kernel(x_ptr, out_ptr, N: tl.constexpr):
+def divide_by_constant_kernel(x_ptr, out_ptr, D: tl.constexpr, N: tl.constexpr):
     cols = tl.arange(0, N)
-    tl.store(out_ptr + cols, tl.load(x_ptr + cols) / 3.0)
+    tl.store(out_ptr + cols, tl.load(x_ptr + cols) / D)
 
 
-def test_division_by_a_constant():
+# 3.0 takes the reciprocal path; a power of two keeps the plain division, which LLVM turns
+# into a multiply by its exact reciprocal (the last two: reciprocals at the ends of the
+# normal range, and a subnormal divisor whose reciprocal is normal); 0.0 keeps the division.
+@pytest.mark.parametrize("d", [3.0, 2.0, -0.25, 2.0**-126, 2.0**127, 2.0**-127, 0.0])
+def test_division_by_a_constant(d):
     x = numerators(32, 128, seed=3).reshape(-1)
     out = torch.empty_like(x)
-    divide_by_constant_kernel[(1, )](x, out, N=4096, **ON)
-    assert_same_bits(out, x / 3.0)
+    divide_by_constant_kernel[(1, )](x, out, D=d, N=4096, **ON)
+    assert_same_bits(out, x / torch.tensor(d))
 
 
 def test_divisors_near_the_ends_of_the_exponent_range():

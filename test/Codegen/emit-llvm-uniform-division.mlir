@@ -35,6 +35,11 @@
 // CHECK: fdiv {{(contract )?}}<4 x float> %{{[^,]+}}, splat (float 0x4000000000000000)
 // CHECK: %[[F0:.+]] = call <4 x float> @"llvm.arithmetic.fence.v4f32"(<4 x float> splat (float {{ *}}0x0))
 // CHECK-NEXT: fdiv {{(contract )?}}<4 x float> %{{[^,]+}}, %[[F0]]
+// A full vector divided by a power of two: the plain fdiv, which LLVM turns into a multiply
+// by the exact reciprocal, not the reciprocal path.
+// CHECK-NOT: div.reciprocal
+// CHECK: fdiv {{(contract )?}}<8 x float> %{{[^,]+}}, splat (float 0x3fe0000000000000)
+// CHECK-NOT: div.reciprocal
 // CHECK: ret void
 func.func public @k(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>) {
   %m = arith.constant dense<true> : vector<8xi1>
@@ -55,5 +60,8 @@ func.func public @k(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>) {
   %c0 = arith.constant dense<0.0> : vector<4xf32>
   %z = arith.divf %v4, %c0 : vector<4xf32>
   "tcpu.vstore"(%o, %z, %m4) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tt.ptr<f32>, vector<4xf32>, vector<4xi1>) -> ()
+  %half = arith.constant dense<0.5> : vector<8xf32>
+  %p = arith.divf %v, %half : vector<8xf32>
+  "tcpu.vstore"(%o, %p, %m) <{alignment = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tt.ptr<f32>, vector<8xf32>, vector<8xi1>) -> ()
   func.return
 }

@@ -16,7 +16,7 @@ half (`bf16_bits`).
 """
 import platform
 import struct
-from math import prod
+from math import frexp, isfinite, prod
 
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import (
@@ -46,6 +46,23 @@ _EXTERN_INTRINSICS = {
 }
 PID_ARGS = ("pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z")
 
+
+
+def _splat_constant(v: SSAValue):
+    """The number every element of `v` holds when `v` is a dense arith.constant, else None."""
+    owner = v.owner
+    if not (isinstance(owner, Operation) and owner.name == "arith.constant"):
+        return None
+    attr = _attr(owner, "value")
+    return splat_value(attr) if isinstance(attr, DenseIntOrFPElementsAttr) else None
+
+
+def _power_of_two(c) -> bool:
+    """`c` is +-2^k with 2^-k a normal fp32 (LLVM's condition for x / c -> x * (1/c))."""
+    if not isinstance(c, float) or c == 0 or not isfinite(c):
+        return False
+    m, e = frexp(abs(c))
+    return m == 0.5 and -126 <= 1 - e <= 127
 
 
 def is_bf16(t) -> bool:
@@ -845,12 +862,9 @@ class FunctionEmitter:
         divisor's lanes hold; a non-zero constant divisor keeps its folds (x / 2 -> x * 0.5)."""
         if not self.me.x86 or not isinstance(divisor.type, ir.VectorType):
             return divisor
-        owner = divisor_op.owner
-        if isinstance(owner, Operation) and owner.name == "arith.constant":
-            attr = _attr(owner, "value")
-            c = splat_value(attr) if isinstance(attr, DenseIntOrFPElementsAttr) else None
-            if c is not None and c != 0:
-                return divisor
+        c = _splat_constant(divisor_op)
+        if c is not None and c != 0:
+            return divisor
         return cg.call_intrinsic(self.builder, "llvm.arithmetic.fence", [divisor.type], divisor.type, [divisor])
 
     def _fenced_divisor(method):
@@ -872,7 +886,9 @@ class FunctionEmitter:
         if self.me.reciprocal_division and isinstance(t, VectorType) and isinstance(t.element_type, Float32Type) \
                 and prod(t.get_shape()) * 32 >= self.me.vector_bits:
             divisor = uniform_scalar(op.operands[1], self.v)  # a broadcast or splat divisor
-            if divisor is not None:
+            # +-2^k: LLVM turns the fdiv into a multiply by the exact reciprocal, one
+            # instruction where the reciprocal path takes a multiply, two FMAs and a test.
+            if divisor is not None and not _power_of_two(_splat_constant(op.operands[1])):
                 return uniform_division.divide(self.builder, self.v(op.operands[0]), divisor,
                                                fallback=lambda: self._fdiv(op))
         return self._fdiv(op)
