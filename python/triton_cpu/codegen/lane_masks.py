@@ -159,7 +159,14 @@ def is_uniform(v) -> bool:
     name = getattr(op, "name", None)
     if name == "vector.broadcast":
         return not isinstance(op.operands[0].type, VectorType)
-    return name == "arith.constant" and _splat_value(op) is not None
+    return constant_splat(v) is not None
+
+
+def constant_splat(v):
+    """The number (int or float) every lane of `v` holds when `v` is a dense arith.constant
+    (_splat_value), else None."""
+    op = v.owner
+    return _splat_value(op) if getattr(op, "name", None) == "arith.constant" else None
 
 
 def uniform_scalar(v, value_of):

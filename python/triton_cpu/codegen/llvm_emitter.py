@@ -29,7 +29,7 @@ from triton_cpu.analysis.axis_info import attr as _attr
 from triton_cpu.codegen.debug_info import DebugInfo
 from triton_cpu.codegen import amx_tiles, cgutils as cg, fp8, integer_division, uniform_division
 from triton_cpu.analysis.loops import constant_bounds, trip_count
-from triton_cpu.codegen.lane_masks import all_lanes_test, uniform_scalar
+from triton_cpu.codegen.lane_masks import all_lanes_test, constant_splat, uniform_scalar
 from triton_cpu.codegen.math_lib import INTRINSICS, MATH_OPS, VECTOR_FUNCTIONS, MathLib
 from triton_cpu.dialects.compat import splat_value
 from triton_cpu.dialects.tcpu import NO_CONTRACT
@@ -46,15 +46,6 @@ _EXTERN_INTRINSICS = {
 }
 PID_ARGS = ("pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z")
 
-
-
-def _splat_constant(v: SSAValue):
-    """The number every element of `v` holds when `v` is a dense arith.constant, else None."""
-    owner = v.owner
-    if not (isinstance(owner, Operation) and owner.name == "arith.constant"):
-        return None
-    attr = _attr(owner, "value")
-    return splat_value(attr) if isinstance(attr, DenseIntOrFPElementsAttr) else None
 
 
 def _power_of_two(c) -> bool:
@@ -862,7 +853,7 @@ class FunctionEmitter:
         divisor's lanes hold; a non-zero constant divisor keeps its folds (x / 2 -> x * 0.5)."""
         if not self.me.x86 or not isinstance(divisor.type, ir.VectorType):
             return divisor
-        c = _splat_constant(divisor_op)
+        c = constant_splat(divisor_op)
         if c is not None and c != 0:
             return divisor
         return cg.call_intrinsic(self.builder, "llvm.arithmetic.fence", [divisor.type], divisor.type, [divisor])
@@ -888,7 +879,7 @@ class FunctionEmitter:
             divisor = uniform_scalar(op.operands[1], self.v)  # a broadcast or splat divisor
             # +-2^k: LLVM turns the fdiv into a multiply by the exact reciprocal, one
             # instruction where the reciprocal path takes a multiply, two FMAs and a test.
-            if divisor is not None and not _power_of_two(_splat_constant(op.operands[1])):
+            if divisor is not None and not _power_of_two(constant_splat(op.operands[1])):
                 return uniform_division.divide(self.builder, self.v(op.operands[0]), divisor,
                                                fallback=lambda: self._fdiv(op))
         return self._fdiv(op)
