@@ -11,7 +11,10 @@ the tutorials' own (python/tutorials/0*.py). Ratios are reference time / triton-
 is torch eager (`torch.matmul`, `F.scaled_dot_product_attention`, ...), except for the
 bf16 matmul on a host without bf16 dot instructions (AVX512-BF16 or AMX), where torch's
 bf16 matmul is an emulation and the reference is this backend's own fp32 matmul: bf16
-halves the bytes, so it must be faster. The interpreter runs
+halves the bytes, so it must be faster. Softmax and layer norm also print a `limit`: the
+eager time over that of a kernel copying the same rows with streaming stores, timed in the
+same rounds, the best ratio a kernel reading its input from memory once could reach in that
+run (it moves with the VM's memory speed). The interpreter runs
 on a reduced size and its time is scaled per element (per multiply-add for matmul); kernels
 that call Triton's own @jit helpers (tl.max, tl.sum, ...) need TRITON_INTERPRET=1 at import,
 so those run in a child process.
@@ -94,11 +97,12 @@ def interpreter_times():
     return json.loads(line[len("RESULT"):])
 
 
-def print_table(rows, threads, host, floors):
-    """Prints the times, the ratios and the floors; returns the problems below their floor."""
+def print_table(rows, threads, host, floors, limits):
+    """Prints the times, the ratios and the floors; returns the problems below their floor.
+    `limits`: {row name: eager time / the copy's time} for the rows bound by memory."""
     print(f"threads = {threads}, host = {host}, times are medians of triton.testing.do_bench")
     print(f"{'kernel':<15} {'size':>10} {'triton-cpu':>11} {'eager':>9} {'compile':>9} {'interp*':>10}"
-          f" {'vs eager':>9} {'vs compile':>10} {'vs interp':>10} {'floor':>6}  result")
+          f" {'vs eager':>9} {'vs compile':>10} {'vs interp':>10} {'floor':>6} {'limit':>6}  result")
     print(f"{'':<15} {'':>10} {'ms':>11} {'ms':>9} {'ms':>9} {'ms':>10}")
     failed = []
 
@@ -113,9 +117,13 @@ def print_table(rows, threads, host, floors):
             failed.append(name)
         print(f"{name:<15} {size:>10} {c:11.3f} {e:9.3f} {fmt(k, '9.3f')} {fmt(i, '10.0f')}"
               f" {ratio:8.2f}x {fmt(k and k / c, '9.2f', 'x')} {fmt(i and i / c, '9.0f', 'x')}"
-              f" {floors[name]:5.1f}x  {'pass' if ok else 'FAIL'}")
+              f" {floors[name]:5.1f}x {fmt(limits.get(name), '5.2f', 'x')}  {'pass' if ok else 'FAIL'}")
     print("* interpreter timed on a reduced size (add 2^18, softmax/layer norm 64x1024, matmul 128^3) "
           "and scaled to the full size")
+    if limits:
+        print("limit: eager time / the time of a copy of the same bytes (each row read once, written once) "
+              "by a streaming-store kernel, timed next to them: no kernel that reads its input from memory and "
+              "writes its output there beats that copy")
     print("floors: " + ", ".join(f"{k} >= {v}x" for k, v in floors.items()) +
           (f"; FAILED: {', '.join(failed)}" if failed else "; all pass"))
     return failed
@@ -132,6 +140,7 @@ def main():
     os.environ["TRITON_CPU_TUTORIAL_QUICK"] = "1"  # the tutorials' module-level setup only
     import torch
     import triton
+    import triton.language as tl
     from triton.runtime.interpreter import InterpretedFunction
     from triton.testing import do_bench
     torch.set_num_threads(args.threads)
@@ -151,6 +160,16 @@ def main():
                 t.append(do_bench(fn, warmup=20, rep=150, return_mode="median"))
         return [statistics.median(t) for t in times]
 
+    @triton.jit
+    def copy_kernel(src, dst, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+
+    def copy(src, dst):
+        """The memory floor of a row that reads `src` once and writes `dst` once."""
+        copy_kernel[(triton.cdiv(src.numel(), 4096), )](src, dst, src.numel(), BLOCK=4096)
+
+    limits = {}  # row name -> eager time / copy time
     va = load_tutorial("01-vector-add")
     sm = load_tutorial("02-fused-softmax")
     mm = load_tutorial("03-matrix-multiplication")
@@ -183,14 +202,18 @@ def main():
     # softmax, 4096 x 1024
     x = torch.randn(4096, 1024)
     torch.testing.assert_close(sm.softmax(x), torch.softmax(x, -1))
-    fns = [lambda: sm.softmax(x), lambda: torch.softmax(x, -1)]
+    xc = torch.empty_like(x)
+    copy(x, xc)
+    assert torch.equal(xc, x)
+    fns = [lambda: sm.softmax(x), lambda: torch.softmax(x, -1), lambda: copy(x, xc)]
     if not args.no_compile:
         f = torch.compile(lambda t: torch.softmax(t, -1))
         f(x)
         fns.append(lambda: f(x))
-    t_cpu, t_eager, *t_comp = bench(*fns)
+    t_cpu, t_eager, t_copy, *t_comp = bench(*fns)
     t_comp = t_comp[0] if t_comp else None
     rows.append(["softmax", "4096x1024", t_cpu, t_eager, t_comp, None])
+    limits["softmax"] = t_eager / t_copy
 
     # layer norm forward, 4096 x 1024
     w, b = torch.rand(1024), torch.randn(1024)
@@ -198,14 +221,15 @@ def main():
         torch.testing.assert_close(ln.layer_norm(x, (1024, ), w, b, 1e-5),
                                    torch.nn.functional.layer_norm(x, (1024, ), w, b, 1e-5), rtol=1e-4, atol=1e-4)
         fns = [lambda: ln.layer_norm(x, (1024, ), w, b, 1e-5),
-               lambda: torch.nn.functional.layer_norm(x, (1024, ), w, b, 1e-5)]
+               lambda: torch.nn.functional.layer_norm(x, (1024, ), w, b, 1e-5), lambda: copy(x, xc)]
         if not args.no_compile:
             f = torch.compile(torch.nn.functional.layer_norm)
             f(x, (1024, ), w, b, 1e-5)
             fns.append(lambda: f(x, (1024, ), w, b, 1e-5))
-        t_cpu, t_eager, *t_comp = bench(*fns)
+        t_cpu, t_eager, t_copy, *t_comp = bench(*fns)
         t_comp = t_comp[0] if t_comp else None
     rows.append(["layer norm fwd", "4096x1024", t_cpu, t_eager, t_comp, None])
+    limits["layer norm fwd"] = t_eager / t_copy
 
     # matmul, 1024^3
     a, bm = torch.randn(1024, 1024), torch.randn(1024, 1024)
@@ -250,7 +274,7 @@ def main():
             row[5] = ms * full[name] / units
 
     host = triton.runtime.driver.active.get_current_target().arch
-    failed = print_table(rows, args.threads, host, floors)
+    failed = print_table(rows, args.threads, host, floors, limits)
     if not bf16_dot:
         print("matmul bf16: this host has no bf16 dot instructions; its reference is this backend's fp32 matmul")
     for name, cfg in tuned.items():
