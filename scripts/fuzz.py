@@ -52,7 +52,8 @@ accuracy class computed from the statements it depends on:
 
 Undefined behaviour is avoided by construction: integer divisors are forced away from 0 and
 (for signed types) -1; shift amounts are masked to the bit width; float->int casts replace NaN
-by 0 and clamp into the target range first; float divisors are forced to |b| >= 0.25; log and
+by 0 and clamp into the target range first; float divisors computed from data are forced to
+|b| >= 0.25 (constant ones, +-0 among them, are used as they are: IEEE defines x / 0); log and
 rsqrt take |x| + c; computed pointers mask their offsets into the buffer; loads and stores of
 different programs use disjoint regions. Discontinuous operations (comparisons, float->int
 casts, bitcasts of floats, argmax/argmin, floor/ceil, %, conditions) only take exact values
@@ -1064,7 +1065,11 @@ class Gen:
                         return self.expr("tl.umulhi({0}, {1})", [a, b], a.dt, sh, "prop", ["umulhi"])
             return self.expr("({0} %s {1})" % op, [a, b], a.dt, sh, "prop", ["int.arith"])
         # floats (fp16/fp32/fp64)
-        op = r.choice(["+", "-", "*", "/", "%", "min", "max", "maxall", "fma", "div_rn", "+", "*", "clamp"])
+        op = r.choice(["+", "-", "*", "/", "%", "min", "max", "maxall", "fma", "div_rn", "+", "*", "clamp", "/c"])
+        if op == "/c":
+            if a.dt in ("fp32", "fp64") and a.sh:
+                return self.divide_by_constant(a)
+            op = "/"
         need_exact = op == "%"
         if need_exact and not a.exact:
             op = "+"
@@ -1112,6 +1117,23 @@ class Gen:
         raw = rule == "prop" and all(v.raw for v in args) and "where" in tags
         node = Node("expr", [out], [(dt, sh)], [v.name for v in args], code, rule=rule, tags=tags, extra=extra)
         return self.add(node, [V(out, dt, sh, acc, raw=raw)])
+
+    # Constant divisors, zeros of either sign among them: LLVM folds a division whose
+    # divisor lanes are known (DAG combines assumed a known +0 lane of x / 0 to be +0 once).
+    _DIVISORS = ["0.0", "-0.0", "2.0", "0.5", "-4.0", "3.0", "0.1", "1e-30"]
+
+    def divide_by_constant(self, a):
+        """a / c for a constant c: a scalar literal, or a tensor whose lanes along the last
+        axis take one constant below a column and another from it on."""
+        r = self.r
+        if r.random() < 0.5:
+            den = r.choice(self._DIVISORS)
+        else:
+            n = a.sh[-1]
+            lanes = "tl.arange(0, %d)" % n + ("[%s:]" % ("None, " * (len(a.sh) - 1)) if len(a.sh) > 1 else "")
+            den = "tl.where(%s < %d, %s, %s)" % (lanes, r.randrange(0, n + 1), r.choice(self._DIVISORS),
+                                                 r.choice(self._DIVISORS))
+        return self.expr("({0} / %s)" % den, [a], a.dt, a.sh, "arith", ["float./const"])
 
     def op_compare_where(self):
         r = self.r
