@@ -1126,14 +1126,25 @@ class Gen:
         """a / c for a constant c: a scalar literal, or a tensor whose lanes along the last
         axis take one constant below a column and another from it on."""
         r = self.r
+        if r.random() < 0.3:  # a masked load's `other` lanes: zeros the compiler knows
+            a = self.load(a.dt, a.sh, mode="masked")
+        n = a.sh[-1]
+        lanes = "tl.arange(0, %d)" % n + ("[%s:]" % ("None, " * (len(a.sh) - 1)) if len(a.sh) > 1 else "")
         if r.random() < 0.5:
             den = r.choice(self._DIVISORS)
         else:
-            n = a.sh[-1]
-            lanes = "tl.arange(0, %d)" % n + ("[%s:]" % ("None, " * (len(a.sh) - 1)) if len(a.sh) > 1 else "")
             den = "tl.where(%s < %d, %s, %s)" % (lanes, r.randrange(0, n + 1), r.choice(self._DIVISORS),
                                                  r.choice(self._DIVISORS))
-        return self.expr("({0} / %s)" % den, [a], a.dt, a.sh, "arith", ["float./const"])
+        # Lanes of the dividend known to be zero (0 / 0 is NaN, 0 / c a signed zero): zeros
+        # written in, or the zero lanes of an exact value selected by comparing it with 0.
+        form = r.random()
+        if form < 0.25 and a.exact:
+            code = "tl.where({0} == 0.0, {0} / %s, {0})" % den
+        elif form < 0.5:
+            code = "(tl.where(%s < %d, %s, {0}) / %s)" % (lanes, r.randrange(0, n + 1), r.choice(["0.0", "-0.0"]), den)
+        else:
+            code = "({0} / %s)" % den
+        return self.expr(code, [a], a.dt, a.sh, "arith", ["float./const"])
 
     def op_compare_where(self):
         r = self.r
