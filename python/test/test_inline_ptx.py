@@ -182,6 +182,64 @@ def test_lop3(lut, fn):
     assert torch.equal(got, fn(a, b, c))
 
 
+@triton.jit
+def _immediates(x_ptr, out_ptr, n, ASM: tl.constexpr, CONS: tl.constexpr, A: tl.constexpr, B: tl.constexpr,
+                C: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    y = tl.inline_asm_elementwise(ASM, CONS, [x, A, B, C], dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(out_ptr + offs, y, mask=offs < n)
+
+
+@pytest.mark.parametrize("asm,a,b,c,fn", [
+    # (x & a) | b: the truth table 0xEA (= (0xF0 & 0xCC) | 0xAA) itself an `n` operand
+    ("lop3.b32 $0, $1, $2, $3, $4;", 0x000F000F, 0x64006400, 0xEA, lambda x: (x & 0x000F000F) | 0x64006400),
+    ("prmt.b32 $0, $1, $2, $3;", 0, 0x1032, 0, lambda x: ((x >> 16) & 0xFFFF) | ((x & 0xFFFF) << 16)),
+    ("shr.u32 $0, $1, $2;", 8, 0, 0, lambda x: (x & 0xFFFFFFFF) >> 8),
+])
+def test_immediate_operands(asm, a, b, c, fn):
+    """`n` operands (immediates on the GPU: Triton passes the Python ints, which the GPU's
+    compiler requires to be constants) read as registers holding those constants, also
+    where the instruction needs an immediate (lop3's truth table, prmt's selector)."""
+    x = _ints(seed=7)
+    out = torch.empty_like(x)
+    _immediates[(triton.cdiv(1000, BLOCK),)](x, out, 1000, ASM=asm, CONS="=r,r,n,n,n", A=a, B=b, C=c, BLOCK=BLOCK)
+    np.testing.assert_array_equal(_u32(out), fn(x.numpy().astype(np.int64)) & 0xFFFFFFFF)
+
+
+@triton.jit
+def _nibble_pair(x_ptr, lo_ptr, hi_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    lo, hi = tl.inline_asm_elementwise(
+        """{
+        .reg .b32 t;
+        lop3.b32 t, $2, $3, $4, $5;
+        sub.f16x2 t, t, $6;
+        mov.b32 {$0, $1}, t;
+    }""", "=h,=h,r,n,n,n,r", [x, 0x000F000F, 0x64006400, 0xEA, 0x64006400], dtype=(tl.float16, tl.float16),
+        is_pure=True, pack=1)
+    tl.store(lo_ptr + offs, lo, mask=offs < n)
+    tl.store(hi_ptr + offs, hi, mask=offs < n)
+
+
+def test_int4_to_f16_by_exponent_bias():
+    """The int4 decode of AWQ-style GEMMs: lop3 puts a nibble of each 16-bit half into the
+    mantissa of fp16 1024.0 (0x6400), sub.f16x2 removes the 1024: the nibble's value."""
+    x = _ints(seed=8)
+    lo, hi = torch.empty(1000, dtype=torch.float16), torch.empty(1000, dtype=torch.float16)
+    _nibble_pair[(triton.cdiv(1000, BLOCK),)](x, lo, hi, 1000, BLOCK=BLOCK)
+    u = x.numpy().astype(np.int64) & 0xFFFFFFFF
+    np.testing.assert_array_equal(lo.numpy(), (u & 0xF).astype(np.float16))
+    np.testing.assert_array_equal(hi.numpy(), ((u >> 16) & 0xF).astype(np.float16))
+
+
+def test_run_time_truth_table_is_refused():
+    x = _ints(seed=9)
+    with pytest.raises(UnsupportedError, match="truth table must be an immediate"):
+        run("lop3.b32 $0, $1, $1, $1, $1;", "=r,r", x, out=torch.int32)
+
+
 @pytest.mark.parametrize("mode", ["l.wrap", "r.wrap", "l.clamp", "r.clamp"])
 def test_funnel_shift(mode):
     a, b = _ints(seed=7), _ints(seed=8)

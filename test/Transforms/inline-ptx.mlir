@@ -87,3 +87,20 @@ tt.func public @ptx(%x: tensor<64xf32>, %u: tensor<64xi32>, %s: f32, %v: tensor<
   %ld = tt.elementwise_inline_asm "ld.global.nc.b8 $0, [$1+3];" {constraints = "=r,l", packed_element = 1 : i32, pure = true} %ptr : tensor<64x!tt.ptr<i32>> -> tensor<64xi32>
   tt.return
 }
+
+// An `n` operand (an immediate on the GPU; Triton passes the Python int as a constant) is
+// read as a register of its operand's width, and where the instruction needs an immediate
+// (lop3's truth table) its constant is used: 0xC0 selects the minterms a&b&~c and a&b&c.
+// CHECK-LABEL: tt.func public @immediate_operand
+tt.func public @immediate_operand(%u: tensor<64xi32>, %w: tensor<64xi32>) -> tensor<64xi32> {
+  %lut = arith.constant dense<192> : tensor<64xi32>
+  // CHECK-NOT: tt.elementwise_inline_asm
+  // CHECK: %[[NOTW:.*]] = arith.xori %w, %{{.*}} : tensor<64xi32>
+  // CHECK: arith.andi %{{.*}}, %[[NOTW]] : tensor<64xi32>
+  // CHECK: %[[LO:.*]] = arith.ori %{{.*}}, %{{.*}} : tensor<64xi32>
+  // CHECK: %[[HI:.*]] = arith.andi %{{.*}}, %w : tensor<64xi32>
+  // CHECK: %[[R:.*]] = arith.ori %[[LO]], %[[HI]] : tensor<64xi32>
+  // CHECK: tt.return %[[R]]
+  %r = tt.elementwise_inline_asm "lop3.b32 $0, $1, $1, $2, $3;" {constraints = "=r,r,r,n", packed_element = 1 : i32, pure = true} %u, %w, %lut : tensor<64xi32>, tensor<64xi32>, tensor<64xi32> -> tensor<64xi32>
+  tt.return %r : tensor<64xi32>
+}

@@ -16,7 +16,9 @@ elements narrower than 32 bits are packed into registers of up to 32 bits (the f
 in the low bits). A P-element instance takes P consecutive elements along the last
 dimension (as `tl.map_elementwise` does; on the GPU the grouping follows the layout's
 elements per thread), so for P > 1 the block becomes the scalar body of a
-`tt.map_elementwise`; for P = 1 it is built directly on the tensors.
+`tt.map_elementwise`; for P = 1 it is built directly on the tensors. An `n` operand (an
+immediate: a Python int in the asm's arguments) is a register holding that constant, and
+instructions that need an immediate (lop3's truth table) read its value.
 
 What is translated: the instructions of the four modules, predicated execution
 (`@p` / `@!p`, as a select), `.reg` declarations, scopes, comments, and
@@ -97,20 +99,27 @@ def _per_register(elem, pack: int) -> int:
 
 
 def _constraints(op, pack: int) -> tuple[list[int], list[int]]:
-    """The widths of the output and input registers, checked against the operands."""
+    """The widths of the output and input registers, checked against the operands. An `n`
+    operand (an immediate: the GPU's compiler requires a constant there, Triton passes a
+    Python int as a splat constant tensor) is read like a register of its operand's width."""
     outs, ins = [], []
     for c in op.constraints.data.replace(" ", "").split(","):
         c = c.replace("&", "")
         target = outs if c.startswith("=") else ins
         letter = c.lstrip("=")
+        if letter == "n" and target is ins:
+            target.append(None)
+            continue
         if letter not in _CONSTRAINT_BITS:
             raise PTXError(f"the operand constraint '{c}'")
         target.append(_CONSTRAINT_BITS[letter])
     want_out = sum(pack // _per_register(element_type(r.type), pack) for r in op.results)
-    want_in = sum(pack // _per_register(element_type(a.type), pack) for a in op.args)
-    if len(outs) != want_out or len(ins) != want_in:
-        raise PTXError(f"constraints '{op.constraints.data}' for {want_out} output and {want_in} input "
+    registers = [(bits_of(element_type(a.type)) or 64) * _per_register(element_type(a.type), pack)
+                 for a in op.args for _ in range(pack // _per_register(element_type(a.type), pack))]
+    if len(outs) != want_out or len(ins) != len(registers):
+        raise PTXError(f"constraints '{op.constraints.data}' for {want_out} output and {len(registers)} input "
                        f"registers")
+    ins = [bits if bits is not None else width for bits, width in zip(ins, registers)]
     return outs, ins
 
 

@@ -25,7 +25,6 @@ from triton_cpu.dialects.compat import arith
 from . import floats
 from .machine import TYPES, int_type
 from .parse import PTXError
-from .ptx_literals import int_literal
 
 
 def _type(ins, allowed=("b", "u", "s")) -> str:
@@ -173,7 +172,7 @@ def shift(which):
         if which == "shl" and kind == "s":
             raise PTXError(f"'{ins.opcode}'")
         a = m.read(ins.operands[1], t)
-        amount = int_literal(ins.operands[2]) if isinstance(ins.operands[2], str) else None
+        amount = m.constant(ins.operands[2])
         if amount is not None:  # an immediate amount: the usual case, decided here
             amount &= 0xFFFFFFFF
             if amount >= bits and not (which == "shr" and kind == "s"):
@@ -258,7 +257,7 @@ def prmt(m, ins):
     i64 = m.ty(int_type(64))
     both = m.emit(arith.OrIOp(m.emit(arith.ShLIOp(m.emit(arith.ExtUIOp(b, i64)), m.iconst(32, 64))),
                               m.emit(arith.ExtUIOp(a, i64))))
-    sel = int_literal(ins.operands[3]) if isinstance(ins.operands[3], str) else None
+    sel = m.constant(ins.operands[3])
     result = None
     for k in range(4):
         if sel is not None:  # the usual case: selectors known at compile time
@@ -288,7 +287,7 @@ def lop3(m, ins):
     if ins.opcode != "lop3.b32":
         raise PTXError(f"'{ins.opcode}'")
     _expect(ins, 5)
-    lut = int_literal(ins.operands[4]) if isinstance(ins.operands[4], str) else None
+    lut = m.constant(ins.operands[4])
     if lut is None or not 0 <= lut <= 255:
         raise PTXError(f"'{ins.text}' (the truth table must be an immediate)")
     x = [m.read(o, ".b32") for o in ins.operands[1:4]]

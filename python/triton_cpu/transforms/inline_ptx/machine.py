@@ -20,7 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from triton_cpu.analysis.axis_info import element_type
 from triton_cpu.dialects import tt
-from triton_cpu.dialects.compat import arith
+from triton_cpu.dialects.compat import arith, splat_value
 
 from .parse import PTXError
 from .ptx_literals import float_literal, int_literal
@@ -145,6 +145,27 @@ class Machine:
         if ptype in FLOATS:
             return self.as_type(v, FLOATS[ptype])
         return self.as_int(v)
+
+    def constant(self, operand) -> int | None:
+        """The integer an operand is known to hold at translation time: an immediate, or a
+        register whose value is an integer constant (a splat), as an `n`-constraint operand
+        is (Triton passes the Python int as a constant); else None."""
+        if isinstance(operand, list):
+            return None
+        if operand[0].isdigit() or operand[0] in "-+":
+            return int_literal(operand)
+        v = self.regs.get(operand)
+        owner = getattr(v, "owner", None)
+        if isinstance(owner, tt.SplatOp):
+            owner = getattr(owner.operands[0], "owner", None)
+        if not isinstance(owner, arith.ConstantOp):
+            return None
+        value = owner.value
+        if isinstance(value, DenseIntOrFPElementsAttr):
+            value = splat_value(value)
+        elif isinstance(value, IntegerAttr):
+            value = value.value.data
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     def _immediate(self, text: str, ptype: str) -> SSAValue:
         bits, kind = TYPES[ptype]
