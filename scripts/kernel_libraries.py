@@ -1,12 +1,13 @@
 #!/usr/bin/env python
-"""Run the ops of eight real Triton kernel libraries, Liger-Kernel, FlagGems,
+"""Run the ops of nine real Triton kernel libraries, Liger-Kernel, FlagGems,
 flash-linear-attention (fla-core), Mamba's Triton ops (mamba_ssm), Unsloth's kernels, vLLM's
 attention, MoE, sampling, quantization and KV-cache kernels (with triton_kernels, the MoE
-library it vendors), SGLang's attention, routing, top-k, mHC and sampling kernels and
-torchao's quantization, MX, attention-quantization and block-sparse kernels, on CPU tensors
-through this backend and compare every result with torch.
+library it vendors), SGLang's attention, routing, top-k, mHC and sampling kernels,
+torchao's quantization, MX, attention-quantization and block-sparse kernels and LMDeploy's
+PyTorch-engine kernels (paged attention and its KV cache, MoE, W8A8, AWQ, fp8, LoRA), on CPU
+tensors through this backend and compare every result with torch.
 
-    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|sglang|torchao|all] [-k SUBSTRING] [--list] [-v]
+    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|sglang|torchao|lmdeploy|all] [-k SUBSTRING] [--list] [-v]
 
 The cases are in scripts/kernel_library_cases/<lib>.py, one module per library; this script
 holds the shims, the checker, the case registry, the references several libraries share and
@@ -32,17 +33,20 @@ the Triton kernels are used), sglang 0.5.23 with the serving-stack packages its 
 import (`pip install --no-deps --target upstream/libs sglang==0.5.23 pybase64==1.5.1
 starlette==1.10.0 msgspec==0.23.0 pyzmq==27.3.0 aiohttp==3.14.5 multidict==7.2.1 yarl==1.25.1
 propcache==0.5.4 aiohappyeyeballs==2.7.1 aiosignal==1.4.0 frozenlist==1.8.0`; psutil as for
-vLLM), torchao 0.18.0 (`pip install --no-deps --target upstream/libs torchao==0.18.0`).
+vLLM), torchao 0.18.0 (`pip install --no-deps --target upstream/libs torchao==0.18.0`), lmdeploy
+0.18.0 (`pip install --no-deps --target upstream/libs lmdeploy==0.18.0`: a 107 MB wheel, of
+which only `lmdeploy.pytorch.kernels.cuda` is used).
 
-Liger, FlagGems, mamba_ssm, Unsloth and vLLM assume a GPU in their Python wrappers.
-`_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth` and `_shim_vllm` below are the
-only adaptations; they never touch a kernel (fla needs none). Most vLLM modules import its
-serving stack, which the `--no-deps` install leaves out: `_vllm_kernels` compiles only their
-@triton.jit functions from the installed file, unmodified, and those cases launch them as the
-module's wrapper does. `_triton_kernels` sets the block sizes of vLLM's copy of triton_kernels,
-whose heuristics know only CUDA and HIP. SGLang's wrappers mostly launch Triton on any
-device; the cases that need more say so (a CUDA-only fast path switched off, `is_cuda`
-answering True around one call, stub modules for mHC's TileLang imports).
+Liger, FlagGems, mamba_ssm, Unsloth, vLLM and LMDeploy assume a GPU in their Python
+wrappers. `_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth`, `_shim_vllm` and
+`_shim_lmdeploy` below are the only adaptations; they never touch a kernel (fla needs none).
+Most vLLM modules import its serving stack, which the `--no-deps` install leaves out:
+`_vllm_kernels` compiles only their @triton.jit functions from the installed file, unmodified,
+and those cases launch them as the module's wrapper does. `_triton_kernels` sets the block
+sizes of vLLM's copy of triton_kernels, whose heuristics know only CUDA and HIP. SGLang's
+wrappers mostly launch Triton on any device; the cases that need more say so (a CUDA-only fast
+path switched off, `is_cuda` answering True around one call, stub modules for mHC's TileLang
+imports).
 python/test/test_kernel_libraries.py runs the same cases under pytest.
 """
 
@@ -69,7 +73,7 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 LIBS_ENV = "TRITON_CPU_KERNEL_LIBS"
-LIBRARIES = ("liger", "flaggems", "fla", "mamba", "unsloth", "vllm", "sglang", "torchao")
+LIBRARIES = ("liger", "flaggems", "fla", "mamba", "unsloth", "vllm", "sglang", "torchao", "lmdeploy")
 
 
 def libs_dir() -> Path:
@@ -327,9 +331,52 @@ def _shim_torchao():
     return torchao
 
 
+class _ModulesUnder(dict):
+    """The `patches` of a _PatchAfterImport that apply `patch` to every module under `prefix`."""
+
+    def __init__(self, prefix, patch):
+        super().__init__()
+        self.prefix, self.patch = prefix, patch
+
+    def get(self, name, default=None):
+        return self.patch if name.startswith(self.prefix) else default
+
+
+def _shim_lmdeploy():
+    # lmdeploy/__init__.py imports its serving stack (mmengine, the TurboMind engine); its
+    # Triton kernels (lmdeploy.pytorch.kernels.cuda.*) need none of it: the packages on the
+    # way are registered without running their __init__.py.
+    # The wrappers size grids and pick block sizes from the device: `get_device_props` reads
+    # `torch.cuda.get_device_properties`, MoE's autotuner prunes its configs by
+    # `torch.cuda.get_device_capability()`, which a CPU-only torch refuses. Each kernel
+    # module's `torch` is a stand-in whose `cuda` is the one FlagGems' shim uses, answering
+    # for the CPU (capability (0, 0): the branches for GPUs older than sm_80; one SM per
+    # core). The global torch is not changed.
+    package = _package_without_init("lmdeploy")
+    for name in ("lmdeploy.pytorch", "lmdeploy.pytorch.kernels", "lmdeploy.pytorch.kernels.cuda",
+                 "lmdeploy.pytorch.kernels.cuda.moe"):
+        _package_without_init(name)
+
+    # A module object (a kernel may read `torch` too: LoRA's compares dtypes with
+    # torch.float16, and Triton lets kernels read only modules, constexprs and functions
+    # among globals), forwarding what it lacks to torch (PEP 562), its own deep copy (Triton
+    # keeps a deep copy of each global a kernel read and checks it is unchanged at launch).
+    proxy = types.ModuleType("torch")
+    proxy.__getattr__ = lambda name: getattr(torch, name)
+    proxy.cuda = _CpuDeviceModule()
+    proxy.__deepcopy__ = lambda memo: proxy
+
+    def patch(module):
+        if getattr(module, "torch", None) is torch:
+            module.torch = proxy
+    sys.meta_path.insert(0, _PatchAfterImport(_ModulesUnder("lmdeploy.pytorch.kernels.", patch)))
+    return package
+
+
 _LOADED = {}
 _PACKAGES = {"liger": "liger_kernel", "flaggems": "flag_gems", "fla": "fla", "mamba": "mamba_ssm",
-             "unsloth": "unsloth", "vllm": "vllm", "sglang": "sglang", "torchao": "torchao"}
+             "unsloth": "unsloth", "vllm": "vllm", "sglang": "sglang", "torchao": "torchao",
+             "lmdeploy": "lmdeploy"}
 
 
 def _add_libs_dir():
@@ -352,7 +399,8 @@ def load_library(lib):
                 raise ImportError(f"no {_PACKAGES[lib]} in {libs_dir()} (set {LIBS_ENV}) or sys.path")
             _LOADED[lib] = ({"liger": _shim_liger, "flaggems": _shim_flaggems, "fla": _shim_fla,
                              "mamba": _shim_mamba, "unsloth": _shim_unsloth, "vllm": _shim_vllm,
-                             "sglang": _shim_sglang, "torchao": _shim_torchao}[lib](), None)
+                             "sglang": _shim_sglang, "torchao": _shim_torchao,
+                             "lmdeploy": _shim_lmdeploy}[lib](), None)
         except Exception as e:  # noqa: BLE001 - reported as the skip reason
             _LOADED[lib] = (None, f"{lib} not importable: {type(e).__name__}: {_first_line(e)}")
     return _LOADED[lib]

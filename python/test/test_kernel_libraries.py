@@ -1,7 +1,8 @@
 """Real kernel libraries (Liger-Kernel, FlagGems, flash-linear-attention, Mamba's Triton ops,
 Unsloth's kernels, vLLM's attention, MoE, sampling, quantization and KV-cache kernels with the
 triton_kernels library it vendors, SGLang's attention, routing, top-k, mHC and sampling
-kernels, torchao's quantization, MX, attention-quantization and block-sparse kernels) on CPU
+kernels, torchao's quantization, MX, attention-quantization and block-sparse kernels,
+LMDeploy's paged-attention, KV-cache, MoE, W8A8, AWQ, fp8 and LoRA kernels) on CPU
 tensors, each op against torch (or, for fla, mamba_ssm and parts of SGLang and torchao, the
 library's own torch references).
 
