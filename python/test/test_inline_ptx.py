@@ -461,6 +461,28 @@ def test_f16_pair_from_f32():
 
 # -- pack > 1 ------------------------------------------------------------------------------
 
+@triton.jit
+def _bytes_with_constant(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    lut = tl.full((BLOCK,), 0xE4, tl.int32)   # c ? a : b, bit by bit; one register per element
+    fill = tl.full((BLOCK,), 0x55, tl.int8)   # four per register: 0x55555555
+    masks = tl.full((BLOCK,), 0x0F, tl.int8)
+    y = tl.inline_asm_elementwise("lop3.b32 $0, $1, $2, $3, $4;", "=r,r,r,r,n,n,n,n",
+                                  [x, fill, masks, lut], dtype=tl.int8, is_pure=True, pack=4)
+    tl.store(out_ptr + offs, y, mask=offs < n)
+
+
+def test_constant_operands_with_pack():
+    """pack = 4 with constant operands: inside the body they stay constants (lop3's truth
+    table, an `n` operand per instance's four i32 elements), and a constant of bytes is
+    packed like any operand."""
+    x = torch.randint(-128, 128, (1000,), dtype=torch.int8)
+    out = torch.empty_like(x)
+    _bytes_with_constant[(triton.cdiv(1000, BLOCK),)](x, out, 1000, BLOCK=BLOCK)
+    assert torch.equal(out, (x & 0x0F) | 0x50)  # low nibble from x, high from 0x55
+
+
 @pytest.mark.parametrize("vector_bits", WIDTHS)
 def test_four_bytes_in_one_register(vector_bits):
     """pack = 4 over uint8: element k is byte k of the input register and half k % 2 of

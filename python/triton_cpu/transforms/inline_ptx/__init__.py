@@ -39,7 +39,7 @@ from triton_cpu.dialects.compat import arith
 from triton_cpu.errors import UnsupportedError
 
 from . import convert, floats, integer, memory
-from .machine import Machine, bits_of
+from .machine import Machine, bits_of, integer_constant
 from .parse import PTXError, parse
 
 _CONSTRAINT_BITS = {"r": 32, "h": 16, "l": 64, "f": 32, "d": 64, "c": 8}
@@ -207,6 +207,13 @@ def _rewrite(op):
     block = Block(arg_types=[element_type(a.type) for a in op.args for _ in range(pack)])
     m = Machine(None, prog.registers)
     args = [list(block.args[i * pack:(i + 1) * pack]) for i in range(len(op.args))]
+    for i, a in enumerate(op.args):
+        # A constant operand (an `n` immediate) stays a constant inside the body, where
+        # instructions that need one (lop3's truth table) can read it.
+        value = integer_constant(a)
+        elem = element_type(a.type)
+        if value is not None and isinstance(elem, IntegerType):
+            args[i] = [m.iconst(value, elem.width.data)] * pack
     results = _translate(m, prog, op, pack, out_bits, in_bits, args)
     for new in m.ops:
         new.location = op.location

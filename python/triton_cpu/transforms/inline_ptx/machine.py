@@ -50,6 +50,22 @@ def int_type(bits: int) -> IntegerType:
     return IntegerType(bits)
 
 
+def integer_constant(v) -> int | None:
+    """The integer `v` holds when it is an integer constant, a splat of one, or tt.splat of
+    one; else None."""
+    owner = getattr(v, "owner", None)
+    if isinstance(owner, tt.SplatOp):
+        owner = getattr(owner.operands[0], "owner", None)
+    if not isinstance(owner, arith.ConstantOp):
+        return None
+    value = owner.value
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        value = splat_value(value)
+    elif isinstance(value, IntegerAttr):
+        value = value.value.data
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 class Machine:
     def __init__(self, shape: tuple | None, registers: dict):
         self.shape = shape
@@ -154,18 +170,7 @@ class Machine:
             return None
         if operand[0].isdigit() or operand[0] in "-+":
             return int_literal(operand)
-        v = self.regs.get(operand)
-        owner = getattr(v, "owner", None)
-        if isinstance(owner, tt.SplatOp):
-            owner = getattr(owner.operands[0], "owner", None)
-        if not isinstance(owner, arith.ConstantOp):
-            return None
-        value = owner.value
-        if isinstance(value, DenseIntOrFPElementsAttr):
-            value = splat_value(value)
-        elif isinstance(value, IntegerAttr):
-            value = value.value.data
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        return integer_constant(self.regs.get(operand))
 
     def _immediate(self, text: str, ptype: str) -> SSAValue:
         bits, kind = TYPES[ptype]
