@@ -291,6 +291,9 @@ def _shim_unsloth():
     _package_without_init("unsloth.kernels")
     zoo = _package_without_init("unsloth_zoo")
     zoo.DEVICE_TYPE = "cuda"  # what the zoo's __init__ exports under that fallback
+    # What every kernel module imports (unsloth_zoo's patches import transformers): missing
+    # dependencies make the library "not importable" (its tests skip), not its cases fail.
+    importlib.import_module("unsloth.kernels.utils")
     if not torch.backends.cuda.is_built():
         # A CPU tensor's device index is None, and the wrappers then ask CUDA for the current
         # device to choose per-architecture load hints (cross-entropy's eviction policy); a
@@ -370,6 +373,10 @@ def _shim_lmdeploy():
         if getattr(module, "torch", None) is torch:
             module.torch = proxy
     sys.meta_path.insert(0, _PatchAfterImport(_ModulesUnder("lmdeploy.pytorch.kernels.", patch)))
+    # What the kernel modules import from the rest of the package (transformers, pydantic):
+    # missing, the library is "not importable" and its tests skip.
+    importlib.import_module("lmdeploy.utils")
+    importlib.import_module("lmdeploy.messages")
     return package
 
 
