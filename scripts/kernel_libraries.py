@@ -1,13 +1,14 @@
 #!/usr/bin/env python
-"""Run the ops of nine real Triton kernel libraries, Liger-Kernel, FlagGems,
+"""Run the ops of ten real Triton kernel libraries, Liger-Kernel, FlagGems,
 flash-linear-attention (fla-core), Mamba's Triton ops (mamba_ssm), Unsloth's kernels, vLLM's
 attention, MoE, sampling, quantization and KV-cache kernels (with triton_kernels, the MoE
 library it vendors), SGLang's attention, routing, top-k, mHC and sampling kernels,
-torchao's quantization, MX, attention-quantization and block-sparse kernels and LMDeploy's
-PyTorch-engine kernels (paged attention and its KV cache, MoE, W8A8, AWQ, fp8, LoRA), on CPU
-tensors through this backend and compare every result with torch.
+torchao's quantization, MX, attention-quantization and block-sparse kernels, LMDeploy's
+PyTorch-engine kernels (paged attention and its KV cache, MoE, W8A8, AWQ, fp8, LoRA) and
+bitsandbytes' Triton backend (8-bit, NF4 and FP4 quantization, 32-bit and 8-bit optimizers),
+on CPU tensors through this backend and compare every result with torch.
 
-    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|sglang|torchao|lmdeploy|all] [-k SUBSTRING] [--list] [-v]
+    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|sglang|torchao|lmdeploy|bitsandbytes|all] [-k SUBSTRING] [--list] [-v]
 
 The cases are in scripts/kernel_library_cases/<lib>.py, one module per library; this script
 holds the shims, the checker, the case registry, the references several libraries share and
@@ -35,11 +36,13 @@ starlette==1.10.0 msgspec==0.23.0 pyzmq==27.3.0 aiohttp==3.14.5 multidict==7.2.1
 propcache==0.5.4 aiohappyeyeballs==2.7.1 aiosignal==1.4.0 frozenlist==1.8.0`; psutil as for
 vLLM), torchao 0.18.0 (`pip install --no-deps --target upstream/libs torchao==0.18.0`), lmdeploy
 0.18.0 (`pip install --no-deps --target upstream/libs lmdeploy==0.18.0`: a 107 MB wheel, of
-which only `lmdeploy.pytorch.kernels.cuda` is used).
+which only `lmdeploy.pytorch.kernels.cuda` is used), bitsandbytes 0.50.2 (`pip install --no-deps
+--target upstream/libs bitsandbytes==0.50.2`).
 
-Liger, FlagGems, mamba_ssm, Unsloth, vLLM and LMDeploy assume a GPU in their Python
-wrappers. `_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth`, `_shim_vllm` and
-`_shim_lmdeploy` below are the only adaptations; they never touch a kernel (fla needs none).
+Liger, FlagGems, mamba_ssm, Unsloth, vLLM, LMDeploy and bitsandbytes assume a GPU in their
+Python wrappers. `_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth`, `_shim_vllm`,
+`_shim_lmdeploy` and `_shim_bitsandbytes` below are the only adaptations; they never touch a
+kernel (fla needs none).
 Most vLLM modules import its serving stack, which the `--no-deps` install leaves out:
 `_vllm_kernels` compiles only their @triton.jit functions from the installed file, unmodified,
 and those cases launch them as the module's wrapper does. `_triton_kernels` sets the block
@@ -65,6 +68,7 @@ import sys
 import time
 import traceback
 import types
+import unittest.mock
 import warnings
 from pathlib import Path
 from typing import Callable
@@ -73,7 +77,8 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 LIBS_ENV = "TRITON_CPU_KERNEL_LIBS"
-LIBRARIES = ("liger", "flaggems", "fla", "mamba", "unsloth", "vllm", "sglang", "torchao", "lmdeploy")
+LIBRARIES = ("liger", "flaggems", "fla", "mamba", "unsloth", "vllm", "sglang", "torchao", "lmdeploy",
+             "bitsandbytes")
 
 
 def libs_dir() -> Path:
@@ -380,10 +385,25 @@ def _shim_lmdeploy():
     return package
 
 
+def _shim_bitsandbytes():
+    # bitsandbytes imports on a CPU-only torch. Its Triton backend (written for Intel GPUs,
+    # bitsandbytes/backends/triton/ops.py) reads the device once at import,
+    # `torch.accelerator.current_accelerator().type`, None here, and enters
+    # `torch.<device>.device(...)` around each launch, which torch.cpu lacks: the import
+    # sees the CPU as the accelerator, and the module's device module is a stand-in whose
+    # `device` context does nothing. Its kernels launch on the tensors' device.
+    importlib.import_module("bitsandbytes")
+    with unittest.mock.patch.object(torch.accelerator, "current_accelerator",
+                                    lambda *args, **kwargs: torch.device("cpu")):
+        ops = importlib.import_module("bitsandbytes.backends.triton.ops")
+    ops.torch_accelerator_module = types.SimpleNamespace(device=lambda device: contextlib.nullcontext())
+    return ops
+
+
 _LOADED = {}
 _PACKAGES = {"liger": "liger_kernel", "flaggems": "flag_gems", "fla": "fla", "mamba": "mamba_ssm",
              "unsloth": "unsloth", "vllm": "vllm", "sglang": "sglang", "torchao": "torchao",
-             "lmdeploy": "lmdeploy"}
+             "lmdeploy": "lmdeploy", "bitsandbytes": "bitsandbytes"}
 
 
 def _add_libs_dir():
@@ -407,7 +427,7 @@ def load_library(lib):
             _LOADED[lib] = ({"liger": _shim_liger, "flaggems": _shim_flaggems, "fla": _shim_fla,
                              "mamba": _shim_mamba, "unsloth": _shim_unsloth, "vllm": _shim_vllm,
                              "sglang": _shim_sglang, "torchao": _shim_torchao,
-                             "lmdeploy": _shim_lmdeploy}[lib](), None)
+                             "lmdeploy": _shim_lmdeploy, "bitsandbytes": _shim_bitsandbytes}[lib](), None)
         except Exception as e:  # noqa: BLE001 - reported as the skip reason
             _LOADED[lib] = (None, f"{lib} not importable: {type(e).__name__}: {_first_line(e)}")
     return _LOADED[lib]
