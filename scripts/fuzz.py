@@ -1222,8 +1222,8 @@ class Gen:
             else:
                 dt = "fp32" if a.dt in ("bf16", "fp16") and (a.dt == "bf16" or r.random() < 0.5) else a.dt
             dtp = ", dtype=%s" % TL[dt] if (dt != a.dt or r.random() < 0.3) else ""
-            if a.dt == "fp16" and dt == "fp16" and not dtp:
-                pass
+            if dt == "fp16":
+                a = self.summable(a)
             return self.expr("tl.sum({0}, %s%s%s)" % (ax, kd, dtp), [a], dt, sh, ("red", nterms, dt), tags)
         if kind in ("max", "min"):
             if a.dt == "bf16":  # the result is fp32 (Triton upcasts); no cast back (INTERPRETER_BUGS)
@@ -1246,6 +1246,8 @@ class Gen:
             rule = ("red", nterms) if fn in ("c_add", "c_mul") else ("minmax" if fn in ("c_max", "c_min") else "prop")
             if fn == "c_mul" and is_float(a.dt):
                 a = self.cast(self.pick_or_load(lambda v: v.sh == a.sh and v.dt == a.dt and v.exact, a.dt, a.sh), a.dt)
+            if fn == "c_add":
+                a = self.summable(a)
             return self.expr("tl.reduce({0}, %s, %s%s).to(%s)" % (axis, fn, kd, TL[a.dt]), [a], a.dt, sh, rule, tags)
         # two operands (never axis=None: see INTERPRETER_BUGS)
         if axis is None:
@@ -1259,6 +1261,8 @@ class Gen:
             fn = "c_summax"
         if fn == "c_lexmin":
             a, b = self.nonan(a), self.nonan(b)
+        else:
+            a = self.summable(a)
         self.k.helpers.add(fn)
         tags = ["reduce2." + fn]
         out1, out2 = self.name(), self.name()
@@ -1271,6 +1275,15 @@ class Gen:
             acc2 = apply_rule("red" if False else ("red", nterms), [(a.acc, a.dt), (b.acc, b.dt)], b.dt)
         vals = self.add(node, [V(out1, a.dt, sh, acc1), V(out2, b.dt, sh, acc2)])
         return vals[0]
+
+    def summable(self, a):
+        """`a` as the terms of a float sum or scan in its own type, or, for fp16, a fresh load of
+        its shape. The backend evaluates fp16 combine regions in fp32 and rounds once
+        (reductions.py); the interpreter rounds each step to fp16. A partial sum beyond fp16's
+        range is then infinite on one side only, and NaN against -inf where it meets an infinity
+        of the other sign (seed 540227). Fresh loads are at most 8 in magnitude, or infinite or
+        NaN from the start, so no partial sum of fewer than 8000 terms overflows."""
+        return self.load("fp16", a.sh) if a.dt == "fp16" else a
 
     def op_scan(self):
         r = self.r
@@ -1294,17 +1307,23 @@ class Gen:
                     a = self.load(a.dt, a.sh)
             elif kind == "cumprod" and is_float(a.dt) and n > 16:
                 kind = "cumsum"
+            if kind == "cumsum":
+                a = self.summable(a)
             return self.expr("tl.%s({0}, axis=%d%s)" % (kind, axis, rv), [a], dt, a.sh, ("red", n), ["scan." + kind])
         if kind == "scan":
             fn = r.choice(["c_add", "c_max", "c_min"] + (["c_xor", "c_mul"] if is_int(a.dt) else []))
             self.k.helpers.add(fn)
             rule = ("red", n) if fn == "c_add" else ("minmax" if fn in ("c_max", "c_min") else "prop")
+            if fn == "c_add":
+                a = self.summable(a)
             return self.expr("tl.associative_scan({0}, %d, %s%s).to(%s)" % (axis, fn, rv, TL[a.dt]), [a], a.dt, a.sh,
                              rule, ["scan." + fn])
         b = self.pick(lambda v: v.sh == a.sh and v.dt not in ("bf16", "int1")) or self.load(self.rand_dtype(False), a.sh)
         fn = "c_lexmin" if a.exact and b.exact and r.random() < 0.5 else "c_summax"
         if fn == "c_lexmin":
             a, b = self.nonan(a), self.nonan(b)
+        else:
+            a = self.summable(a)
         self.k.helpers.add(fn)
         out1, out2 = self.name(), self.name()
         # lexmin: keys -0.0 and +0.0 tie, so which zero comes out depends on the combine order.

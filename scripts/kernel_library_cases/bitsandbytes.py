@@ -6,14 +6,15 @@ momentum, LARS, RMSprop, Adagrad, Lion), called through the backend's own functi
 References: torch models of what each kernel computes (the same fp32 operations; the nearest
 code chosen as the kernel's binary search chooses it, ties to the lower code), and for the
 32-bit optimizers bitsandbytes' own CPU implementation (`torch.ops.bitsandbytes`, pure torch).
-The quantized bytes and scales are compared exactly; parameters and states updated in fp32
-within a few ulp (the kernels' products and sums may be fused into FMAs, as on a GPU).
+The quantizers' bytes and scales are compared exactly; parameters and states updated in fp32
+within a few ulp (the kernels' products and sums may be fused into FMAs, as on a GPU), and the
+8-bit optimizers' new codes exactly except where that straddles a midpoint between two codes.
 
-Not used as references: the CPU op for 4-bit dequantization, which dequantizes row by row and
-gives wrong values when blocks cross rows (a 64 x 96 tensor in blocks of 64), and the CPU 8-bit
-optimizer ops, which implement AdEMAMix and Lion's weight decay differently from the Triton
-kernels (the 8-bit kernel decays Lion's parameters through the gradient, as it does for
-momentum, because its test names Adagrad's id). AdEMAMix runs on a multiple of 256 elements:
+Not used as references: the CPU op for 4-bit dequantization, which finds the scales row by
+row and gives wrong values when a block crosses a row (a 64 x 96 tensor in blocks of 64), and
+the CPU 8-bit optimizer ops, which implement AdEMAMix and Lion's weight decay differently from
+the Triton kernels (the 8-bit kernel decays Lion's parameters through the gradient, as it does
+for momentum, because its test names Adagrad's id). AdEMAMix runs on a multiple of 256 elements:
 its kernel finds the second moment's scales at n // 256, which overlaps the first moment's
 last scale otherwise.
 """
