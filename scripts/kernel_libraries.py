@@ -390,13 +390,13 @@ def _shim_bitsandbytes():
     # bitsandbytes/backends/triton/ops.py) reads the device once at import,
     # `torch.accelerator.current_accelerator().type`, None here, and enters
     # `torch.<device>.device(...)` around each launch, which torch.cpu lacks: the import
-    # sees the CPU as the accelerator, and the module's device module is a stand-in whose
-    # `device` context does nothing. Its kernels launch on the tensors' device.
+    # sees the CPU as the accelerator, and the module's device module is FlagGems' stand-in,
+    # whose `device` context does nothing. Its kernels launch on the tensors' device.
     importlib.import_module("bitsandbytes")
     with unittest.mock.patch.object(torch.accelerator, "current_accelerator",
                                     lambda *args, **kwargs: torch.device("cpu")):
         ops = importlib.import_module("bitsandbytes.backends.triton.ops")
-    ops.torch_accelerator_module = types.SimpleNamespace(device=lambda device: contextlib.nullcontext())
+    ops.torch_accelerator_module = _CpuDeviceModule()
     return ops
 
 

@@ -48,6 +48,19 @@ def _blocks(x, bs):
     return torch.cat([flat, flat.new_zeros(pad)]).view(-1, bs)
 
 
+def _normalized(blocks):
+    """(blocks / their absmax in fp32, clamped to [-1, 1], the absmax in the blocks' dtype): what
+    every quantizer here computes (Triton divides fp16 and bf16 operands in fp32)."""
+    absmax = blocks.abs().amax(1)
+    return (blocks.float() / absmax.float()[:, None]).clamp(-1, 1), absmax
+
+
+def _scaled_back(values, absmax, bs, shape, dtype):
+    """Dequantization: code values times their block's scale in fp32, cut to `shape`, to dtype."""
+    n = torch.Size(shape).numel()
+    return (_blocks(values, bs) * absmax[:, None]).reshape(-1)[:n].view(shape).to(dtype)
+
+
 def _nearest_code(a, code):
     """The index of the code value nearest to each fp32 value in `a`, the lower on a tie: the
     kernel's binary search (the bracketing pair code[i-1] < a <= code[i]) and comparison."""
@@ -58,11 +71,8 @@ def _nearest_code(a, code):
 
 
 def _quant8_ref(x, code, bs):
-    """Blockwise 8-bit quantization as the kernel does it: scales in x's dtype, x / scale in
-    fp32 (Triton divides fp16 and bf16 operands in fp32), clamped."""
-    blocks = _blocks(x, bs)
-    absmax = blocks.abs().amax(1)
-    normalized = (blocks.float() / absmax.float()[:, None]).clamp(-1, 1)
+    """Blockwise 8-bit quantization as the kernel does it: codes and fp32 scales."""
+    normalized, absmax = _normalized(_blocks(x, bs))
     q = _nearest_code(normalized, code).reshape(-1)[:x.numel()].view(x.shape)
     return q, absmax.float()
 
@@ -86,16 +96,13 @@ def _(T, chk):
             chk.equal(f"{dtype} {bs} scales", absmax, absmax_ref)
             chk.equal(f"{dtype} {bs} codes", q, q_ref)
             y = T.dequantize_blockwise(q_ref, absmax_ref, code, bs, dtype)
-            y_ref = (_blocks(code[q_ref.long()], bs) * absmax_ref[:, None]).reshape(-1)[:x.numel()]
-            chk.equal(f"{dtype} {bs} dequantized", y, y_ref.view(x.shape).to(dtype))
+            chk.equal(f"{dtype} {bs} dequantized", y, _scaled_back(code[q_ref.long()], absmax_ref, bs, x.shape, dtype))
 
 
 def _quant4_ref(x, bs, quant_type):
-    """(packed bytes, fp32 scales) of the 4-bit kernels: x / scale in fp32, clamped, compared
-    with the kernel's midpoints in fp32; two codes a byte, the first in the high half."""
-    blocks = _blocks(x, bs)
-    absmax = blocks.abs().amax(1)
-    normalized = (blocks.float() / absmax.float()[:, None]).clamp(-1, 1)
+    """(packed bytes, fp32 scales) of the 4-bit kernels: the normalized values compared with the
+    kernel's midpoints in fp32; two codes a byte, the first in the high half."""
+    normalized, absmax = _normalized(_blocks(x, bs))
     if quant_type == "nf4":
         bounds = torch.tensor(_NF4_BOUNDS)
         q = (normalized[..., None] > bounds).sum(-1)
@@ -108,10 +115,9 @@ def _quant4_ref(x, bs, quant_type):
 
 
 def _dequant4_ref(packed, absmax, bs, table, shape, dtype):
-    q = torch.stack([packed.view(torch.uint8).reshape(-1) >> 4, packed.view(torch.uint8).reshape(-1) & 15], 1)
-    values = torch.tensor(table)[q.reshape(-1).long()]
-    n = torch.Size(shape).numel()
-    return (_blocks(values, bs) * absmax[:, None]).reshape(-1)[:n].view(shape).to(dtype)
+    byte = packed.view(torch.uint8).reshape(-1)
+    q = torch.stack([byte >> 4, byte & 15], 1).reshape(-1)
+    return _scaled_back(torch.tensor(table)[q.long()], absmax, bs, shape, dtype)
 
 
 def _table(quant_type):
@@ -125,6 +131,7 @@ def _(T, chk):
     stored as uint8 and as bf16 pairs; dequantization also through the code table
     (`dequantize_4bit_impl_passing_code`, the path of `gemv_4bit`): bytes, scales and values
     exactly."""
+    from bitsandbytes.backends.triton import kernels_4bit
     for quant_type in ("nf4", "fp4"):
         table = _table(quant_type)
         for dtype in _DTYPES:
@@ -140,7 +147,6 @@ def _(T, chk):
                     chk.equal(f"{tag} dequantized", T.dequantize_4bit(packed_ref, absmax_ref, bs, quant_type,
                                                                       shape, dtype), y_ref)
                     out = torch.empty(shape, dtype=dtype)
-                    from bitsandbytes.backends.triton import kernels_4bit
                     kernels_4bit.dequantize_4bit_impl_passing_code(packed_ref, absmax_ref, bs, torch.tensor(table),
                                                                    dtype, out)
                     chk.equal(f"{tag} dequantized by code", out, y_ref)
@@ -152,7 +158,8 @@ def _(T, chk):
                                   T.dequantize_4bit(as_bf16, absmax_ref, bs, quant_type, shape, dtype), y_ref)
 
 
-def _ulps(dtype):
+def _rtol(dtype):
+    """A few ulp of a parameter updated in fp32 and stored in `dtype`."""
     return {torch.float32: 2e-6, torch.bfloat16: 8e-3}[dtype]
 
 
@@ -209,13 +216,13 @@ def _(T, chk):
                 chk.close(f"{tag} squared update norm", ours[3], squares.reshape(1), atol=0, rtol=1e-5)
                 start = p.float() * (1.0 - lr * wd) if name == "lamb" else p.float()
                 ref[0] = (start + scale * (ref[0].float() - start)).to(dtype)
-            chk.close(f"{tag} p", ours[0], ref[0], atol=1e-6, rtol=_ulps(dtype))
+            chk.close(f"{tag} p", ours[0], ref[0], atol=1e-6, rtol=_rtol(dtype))
             chk.close(f"{tag} state1", ours[1], ref[1], atol=1e-7, rtol=1e-6)
             if s2 is not None:
                 chk.close(f"{tag} state2", ours[2], ref[2], atol=1e-7, rtol=1e-6)
 
 
-def _optim8_ref(name, g, p, states, qmaps, absmaxes, lr, betas, alpha, eps, wd, beta_steps):
+def _optim8_ref(name, g, p, states, qmaps, absmaxes, lr, betas, alpha, eps, wd, step):
     """The 8-bit blockwise kernels' update in torch (fp32, blocks of 256): dequantize each state,
     update, requantize; returns (p, [(codes, scales)] per state)."""
     n = p.numel()
@@ -223,7 +230,7 @@ def _optim8_ref(name, g, p, states, qmaps, absmaxes, lr, betas, alpha, eps, wd, 
     s = [_blocks(qm[st.long()], 256) * am[:, None] for st, qm, am in zip(states, qmaps, absmaxes)]
     beta1, beta2, beta3 = betas
     # The bias corrections as the kernels compute them: 1 - beta^step, beta^step passed in fp32.
-    bc = [1.0 - torch.tensor(b, dtype=torch.float32) for b in beta_steps]
+    bc = [1.0 - torch.tensor(b ** step, dtype=torch.float32) for b in (beta1, beta2)]
     if name in ("adam", "ademamix"):
         if name == "adam":
             s[0] = s[0] * beta1 + (1.0 - beta1) * g
@@ -254,8 +261,8 @@ def _optim8_ref(name, g, p, states, qmaps, absmaxes, lr, betas, alpha, eps, wd, 
             s[0] = s[0] * beta2 + (1.0 - beta2) * g
     requantized = []
     for st, qm in zip(s, qmaps):
-        absmax = st.abs().amax(1)
-        requantized.append((_nearest_code((st / absmax[:, None]).clamp(-1, 1), qm).reshape(-1)[:n], absmax))
+        normalized, absmax = _normalized(st)
+        requantized.append((_nearest_code(normalized, qm).reshape(-1)[:n], absmax))
     return p.reshape(-1)[:n], requantized
 
 
@@ -268,15 +275,16 @@ def _(T, chk):
     new codes exactly except where fused and unfused arithmetic straddle a midpoint between two
     codes (at most 0.5% of them, each one code away)."""
     lr, betas, alpha, eps, wd, step = 1e-3, (0.9, 0.999, 0.9999), 5.0, 1e-8, 0.01, 3
+    signed, unsigned = _dynamic_code(True), _dynamic_code(False)
+    # Each state's code: momenta signed, squared gradients (>= 0) unsigned.
+    codes_of = {"adam": [signed, unsigned], "ademamix": [signed, signed, unsigned],
+                "momentum": [signed], "rmsprop": [unsigned], "adagrad": [unsigned], "lion": [signed]}
     for name in ("adam", "ademamix", "momentum", "rmsprop", "adagrad", "lion"):
         for dtype in (torch.float32, torch.bfloat16):
             n = 1024 if name == "ademamix" else 1000
             blocks = -(-n // 256)
             g, p = torch.randn(n, dtype=dtype), torch.randn(n, dtype=dtype)
-            signed = name not in ("rmsprop", "adagrad")  # squared-gradient states are >= 0
-            qmaps = [_dynamic_code(signed)]
-            if name in ("adam", "ademamix"):
-                qmaps = [_dynamic_code(True)] * (2 if name == "ademamix" else 1) + [_dynamic_code(False)]
+            qmaps = codes_of[name]
             states = [torch.randint(0, 256, (n,), dtype=torch.uint8) for _ in qmaps]
             absmaxes = [torch.rand(blocks) for _ in qmaps]
             stored = [s.clone() for s in states]
@@ -292,10 +300,9 @@ def _(T, chk):
                                               qmaps[0], qmaps[-1] if s2 is not None else None, a1, a2, wd, 1.0)
             ours = [(s1[0], a1[0]), (s1[1], a1[1]), (s2, a2)] if name == "ademamix" else \
                 [(s1, a1)] + ([(s2, a2)] if s2 is not None else [])
-            p_ref, ref = _optim8_ref(name, g, p, states, qmaps, absmaxes, lr, betas, alpha, eps, wd,
-                                     (betas[0] ** step, betas[1] ** step))
+            p_ref, ref = _optim8_ref(name, g, p, states, qmaps, absmaxes, lr, betas, alpha, eps, wd, step)
             tag = f"{name} {dtype}"
-            chk.close(f"{tag} p", p_ours, p_ref.to(dtype), atol=1e-6, rtol=_ulps(dtype))
+            chk.close(f"{tag} p", p_ours, p_ref.to(dtype), atol=1e-6, rtol=_rtol(dtype))
             for i, ((codes, absmax), (codes_ref, absmax_ref)) in enumerate(zip(ours, ref)):
                 chk.close(f"{tag} state{i} scales", absmax, absmax_ref, atol=0, rtol=1e-6)
                 off = codes.int() - codes_ref.int()
