@@ -1,14 +1,16 @@
 #!/usr/bin/env python
-"""Run the ops of ten real Triton kernel libraries, Liger-Kernel, FlagGems,
+"""Run the ops of eleven real Triton kernel libraries, Liger-Kernel, FlagGems,
 flash-linear-attention (fla-core), Mamba's Triton ops (mamba_ssm), Unsloth's kernels, vLLM's
 attention, MoE, sampling, quantization and KV-cache kernels (with triton_kernels, the MoE
 library it vendors), SGLang's attention, routing, top-k, mHC and sampling kernels,
 torchao's quantization, MX, attention-quantization and block-sparse kernels, LMDeploy's
-PyTorch-engine kernels (paged attention and its KV cache, MoE, W8A8, AWQ, fp8, LoRA) and
-bitsandbytes' Triton backend (8-bit, NF4 and FP4 quantization, 32-bit and 8-bit optimizers),
-on CPU tensors through this backend and compare every result with torch.
+PyTorch-engine kernels (paged attention and its KV cache, MoE, W8A8, AWQ, fp8, LoRA),
+bitsandbytes' Triton backend (8-bit, NF4 and FP4 quantization, 32-bit and 8-bit optimizers)
+and DeepSpeed's Triton ops (training ops, MoE kernels, inference kernels, fp8 GEMM), on CPU
+tensors through this backend and compare every result with torch.
 
-    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|sglang|torchao|lmdeploy|bitsandbytes|all] [-k SUBSTRING] [--list] [-v]
+    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|sglang|torchao|lmdeploy|bitsandbytes|deepspeed|all]
+                                       [-k SUBSTRING] [--list] [-v] [--isolate]
 
 The cases are in scripts/kernel_library_cases/<lib>.py, one module per library; this script
 holds the shims, the checker, the case registry, the references several libraries share and
@@ -37,12 +39,15 @@ propcache==0.5.4 aiohappyeyeballs==2.7.1 aiosignal==1.4.0 frozenlist==1.8.0`; ps
 vLLM), torchao 0.18.0 (`pip install --no-deps --target upstream/libs torchao==0.18.0`), lmdeploy
 0.18.0 (`pip install --no-deps --target upstream/libs lmdeploy==0.18.0`: a 107 MB wheel, of
 which only `lmdeploy.pytorch.kernels.cuda` is used), bitsandbytes 0.50.2 (`pip install --no-deps
---target upstream/libs bitsandbytes==0.50.2`).
+--target upstream/libs bitsandbytes==0.50.2`), deepspeed 0.19.8 with the packages its import
+needs (`pip install --no-deps --target upstream/libs deepspeed==0.19.8 hjson==3.1.0 msgpack==1.2.4
+ninja==1.13.2 py-cpuinfo==9.0.0 pydantic==2.13.4 pydantic-core==2.46.4 annotated-types==0.7.0
+typing-inspection==0.4.2 einops==0.8.2 psutil==7.2.2 tqdm==4.70.1`).
 
-Liger, FlagGems, mamba_ssm, Unsloth, vLLM, LMDeploy and bitsandbytes assume a GPU in their
-Python wrappers. `_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth`, `_shim_vllm`,
-`_shim_lmdeploy` and `_shim_bitsandbytes` below are the only adaptations; they never touch a
-kernel (fla needs none).
+Liger, FlagGems, mamba_ssm, Unsloth, vLLM, LMDeploy, bitsandbytes and DeepSpeed assume a GPU
+in their Python wrappers. `_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth`,
+`_shim_vllm`, `_shim_lmdeploy`, `_shim_bitsandbytes` and `_shim_deepspeed` below are the only
+adaptations; they never touch a kernel (fla needs none).
 Most vLLM modules import its serving stack, which the `--no-deps` install leaves out:
 `_vllm_kernels` compiles only their @triton.jit functions from the installed file, unmodified,
 and those cases launch them as the module's wrapper does. `_triton_kernels` sets the block
@@ -54,6 +59,7 @@ python/test/test_kernel_libraries.py runs the same cases under pytest.
 """
 
 import argparse
+import atexit
 import contextlib
 import dataclasses
 import importlib
@@ -78,7 +84,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 LIBS_ENV = "TRITON_CPU_KERNEL_LIBS"
 LIBRARIES = ("liger", "flaggems", "fla", "mamba", "unsloth", "vllm", "sglang", "torchao", "lmdeploy",
-             "bitsandbytes")
+             "bitsandbytes", "deepspeed")
 
 
 def libs_dir() -> Path:
@@ -400,10 +406,25 @@ def _shim_bitsandbytes():
     return ops
 
 
+def _shim_deepspeed():
+    # DeepSpeed selects its CPU accelerator by itself on a CPU-only torch (it warns at import).
+    # Two of its Triton ops enter `torch.cuda.device(x.device)` around each launch (SwiGLU
+    # packed, RoPE), which raises for a CPU tensor: those modules see a torch whose `cuda` is
+    # FlagGems' stand-in, whose `device` context does nothing.
+    package = importlib.import_module("deepspeed")
+    for name in ("swiglu_triton", "fused_rotary_pos_emb"):
+        importlib.import_module(f"deepspeed.ops.triton_ops.{name}").torch = _TorchWithCpuAsCuda()
+    # Importing the inference Triton package registers an atexit hook that pickles the fp16
+    # matmul's autotune table into TRITON_CACHE_DIR (or ~/.triton/autotune): not from a test run.
+    matmul_ext = importlib.import_module("deepspeed.ops.transformer.inference.triton.matmul_ext")
+    atexit.unregister(matmul_ext.matmul_ext_update_autotune_table)
+    return package
+
+
 _LOADED = {}
 _PACKAGES = {"liger": "liger_kernel", "flaggems": "flag_gems", "fla": "fla", "mamba": "mamba_ssm",
              "unsloth": "unsloth", "vllm": "vllm", "sglang": "sglang", "torchao": "torchao",
-             "lmdeploy": "lmdeploy", "bitsandbytes": "bitsandbytes"}
+             "lmdeploy": "lmdeploy", "bitsandbytes": "bitsandbytes", "deepspeed": "deepspeed"}
 
 
 def _add_libs_dir():
@@ -427,7 +448,8 @@ def load_library(lib):
             _LOADED[lib] = ({"liger": _shim_liger, "flaggems": _shim_flaggems, "fla": _shim_fla,
                              "mamba": _shim_mamba, "unsloth": _shim_unsloth, "vllm": _shim_vllm,
                              "sglang": _shim_sglang, "torchao": _shim_torchao,
-                             "lmdeploy": _shim_lmdeploy, "bitsandbytes": _shim_bitsandbytes}[lib](), None)
+                             "lmdeploy": _shim_lmdeploy, "bitsandbytes": _shim_bitsandbytes,
+                             "deepspeed": _shim_deepspeed}[lib](), None)
         except Exception as e:  # noqa: BLE001 - reported as the skip reason
             _LOADED[lib] = (None, f"{lib} not importable: {type(e).__name__}: {_first_line(e)}")
     return _LOADED[lib]
