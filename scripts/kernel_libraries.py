@@ -1,15 +1,15 @@
 #!/usr/bin/env python
-"""Run the ops of eleven real Triton kernel libraries, Liger-Kernel, FlagGems,
+"""Run the ops of twelve real Triton kernel libraries, Liger-Kernel, FlagGems,
 flash-linear-attention (fla-core), Mamba's Triton ops (mamba_ssm), Unsloth's kernels, vLLM's
 attention, MoE, sampling, quantization and KV-cache kernels (with triton_kernels, the MoE
 library it vendors), SGLang's attention, routing, top-k, mHC and sampling kernels,
 torchao's quantization, MX, attention-quantization and block-sparse kernels, LMDeploy's
 PyTorch-engine kernels (paged attention and its KV cache, MoE, W8A8, AWQ, fp8, LoRA),
-bitsandbytes' Triton backend (8-bit, NF4 and FP4 quantization, 32-bit and 8-bit optimizers)
-and DeepSpeed's Triton ops (training ops, MoE kernels, inference kernels, fp8 GEMM), on CPU
-tensors through this backend and compare every result with torch.
+bitsandbytes' Triton backend (8-bit, NF4 and FP4 quantization, 32-bit and 8-bit optimizers),
+DeepSpeed's Triton ops (training ops, MoE kernels, inference kernels, fp8 GEMM) and Apple's Cut
+Cross-Entropy, on CPU tensors through this backend and compare every result with torch.
 
-    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|sglang|torchao|lmdeploy|bitsandbytes|deepspeed|all]
+    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|sglang|torchao|lmdeploy|bitsandbytes|deepspeed|cce|all]
                                        [-k SUBSTRING] [--list] [-v] [--isolate]
 
 The cases are in scripts/kernel_library_cases/<lib>.py, one module per library; this script
@@ -42,12 +42,13 @@ which only `lmdeploy.pytorch.kernels.cuda` is used), bitsandbytes 0.50.2 (`pip i
 --target upstream/libs bitsandbytes==0.50.2`), deepspeed 0.19.8 with the packages its import
 needs (`pip install --no-deps --target upstream/libs deepspeed==0.19.8 hjson==3.1.0 msgpack==1.2.4
 ninja==1.13.2 py-cpuinfo==9.0.0 pydantic==2.13.4 pydantic-core==2.46.4 annotated-types==0.7.0
-typing-inspection==0.4.2 einops==0.8.2 psutil==7.2.2 tqdm==4.70.1`).
+typing-inspection==0.4.2 einops==0.8.2 psutil==7.2.2 tqdm==4.70.1`), cut-cross-entropy 25.1.1
+(`pip install --no-deps --target upstream/libs cut-cross-entropy==25.1.1`).
 
 Liger, FlagGems, mamba_ssm, Unsloth, vLLM, LMDeploy, bitsandbytes and DeepSpeed assume a GPU
 in their Python wrappers. `_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth`,
 `_shim_vllm`, `_shim_lmdeploy`, `_shim_bitsandbytes` and `_shim_deepspeed` below are the only
-adaptations; they never touch a kernel (fla needs none).
+adaptations; they never touch a kernel (fla and Cut Cross-Entropy need none).
 Most vLLM modules import its serving stack, which the `--no-deps` install leaves out:
 `_vllm_kernels` compiles only their @triton.jit functions from the installed file, unmodified,
 and those cases launch them as the module's wrapper does. `_triton_kernels` sets the block
@@ -84,7 +85,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 LIBS_ENV = "TRITON_CPU_KERNEL_LIBS"
 LIBRARIES = ("liger", "flaggems", "fla", "mamba", "unsloth", "vllm", "sglang", "torchao", "lmdeploy",
-             "bitsandbytes", "deepspeed")
+             "bitsandbytes", "deepspeed", "cce")
 
 
 def libs_dir() -> Path:
@@ -421,10 +422,16 @@ def _shim_deepspeed():
     return package
 
 
+def _shim_cce():
+    # Cut Cross-Entropy launches on any device and needs nothing.
+    return importlib.import_module("cut_cross_entropy")
+
+
 _LOADED = {}
 _PACKAGES = {"liger": "liger_kernel", "flaggems": "flag_gems", "fla": "fla", "mamba": "mamba_ssm",
              "unsloth": "unsloth", "vllm": "vllm", "sglang": "sglang", "torchao": "torchao",
-             "lmdeploy": "lmdeploy", "bitsandbytes": "bitsandbytes", "deepspeed": "deepspeed"}
+             "lmdeploy": "lmdeploy", "bitsandbytes": "bitsandbytes", "deepspeed": "deepspeed",
+             "cce": "cut_cross_entropy"}
 
 
 def _add_libs_dir():
@@ -449,7 +456,7 @@ def load_library(lib):
                              "mamba": _shim_mamba, "unsloth": _shim_unsloth, "vllm": _shim_vllm,
                              "sglang": _shim_sglang, "torchao": _shim_torchao,
                              "lmdeploy": _shim_lmdeploy, "bitsandbytes": _shim_bitsandbytes,
-                             "deepspeed": _shim_deepspeed}[lib](), None)
+                             "deepspeed": _shim_deepspeed, "cce": _shim_cce}[lib](), None)
         except Exception as e:  # noqa: BLE001 - reported as the skip reason
             _LOADED[lib] = (None, f"{lib} not importable: {type(e).__name__}: {_first_line(e)}")
     return _LOADED[lib]
