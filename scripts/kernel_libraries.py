@@ -1,15 +1,16 @@
 #!/usr/bin/env python
-"""Run the ops of twelve real Triton kernel libraries, Liger-Kernel, FlagGems,
+"""Run the ops of thirteen real Triton kernel libraries, Liger-Kernel, FlagGems,
 flash-linear-attention (fla-core), Mamba's Triton ops (mamba_ssm), Unsloth's kernels, vLLM's
 attention, MoE, sampling, quantization and KV-cache kernels (with triton_kernels, the MoE
 library it vendors), SGLang's attention, routing, top-k, mHC and sampling kernels,
 torchao's quantization, MX, attention-quantization and block-sparse kernels, LMDeploy's
 PyTorch-engine kernels (paged attention and its KV cache, MoE, W8A8, AWQ, fp8, LoRA),
 bitsandbytes' Triton backend (8-bit, NF4 and FP4 quantization, 32-bit and 8-bit optimizers),
-DeepSpeed's Triton ops (training ops, MoE kernels, inference kernels, fp8 GEMM) and Apple's Cut
-Cross-Entropy, on CPU tensors through this backend and compare every result with torch.
+DeepSpeed's Triton ops (training ops, MoE kernels, inference kernels, fp8 GEMM), Apple's Cut
+Cross-Entropy and GemLite's low-bit GEMM and GEMV kernels, on CPU tensors through this backend
+and compare every result with torch.
 
-    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|sglang|torchao|lmdeploy|bitsandbytes|deepspeed|cce|all]
+    python scripts/kernel_libraries.py [--lib liger|flaggems|fla|mamba|unsloth|vllm|sglang|torchao|lmdeploy|bitsandbytes|deepspeed|cce|gemlite|all]
                                        [-k SUBSTRING] [--list] [-v] [--isolate]
 
 The cases are in scripts/kernel_library_cases/<lib>.py, one module per library; this script
@@ -43,12 +44,13 @@ which only `lmdeploy.pytorch.kernels.cuda` is used), bitsandbytes 0.50.2 (`pip i
 needs (`pip install --no-deps --target upstream/libs deepspeed==0.19.8 hjson==3.1.0 msgpack==1.2.4
 ninja==1.13.2 py-cpuinfo==9.0.0 pydantic==2.13.4 pydantic-core==2.46.4 annotated-types==0.7.0
 typing-inspection==0.4.2 einops==0.8.2 psutil==7.2.2 tqdm==4.70.1`), cut-cross-entropy 25.1.1
-(`pip install --no-deps --target upstream/libs cut-cross-entropy==25.1.1`).
+(`pip install --no-deps --target upstream/libs cut-cross-entropy==25.1.1`), gemlite 0.6.0.post2
+(`pip install --no-deps --target upstream/libs gemlite==0.6.0.post2`).
 
-Liger, FlagGems, mamba_ssm, Unsloth, vLLM, LMDeploy, bitsandbytes and DeepSpeed assume a GPU
-in their Python wrappers. `_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth`,
-`_shim_vllm`, `_shim_lmdeploy`, `_shim_bitsandbytes` and `_shim_deepspeed` below are the only
-adaptations; they never touch a kernel (fla and Cut Cross-Entropy need none).
+Liger, FlagGems, mamba_ssm, Unsloth, vLLM, LMDeploy, bitsandbytes, DeepSpeed and GemLite assume
+a GPU in their Python wrappers. `_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth`,
+`_shim_vllm`, `_shim_lmdeploy`, `_shim_bitsandbytes`, `_shim_deepspeed` and `_shim_gemlite`
+below are the only adaptations; they never touch a kernel (fla and Cut Cross-Entropy need none).
 Most vLLM modules import its serving stack, which the `--no-deps` install leaves out:
 `_vllm_kernels` compiles only their @triton.jit functions from the installed file, unmodified,
 and those cases launch them as the module's wrapper does. `_triton_kernels` sets the block
@@ -85,7 +87,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 LIBS_ENV = "TRITON_CPU_KERNEL_LIBS"
 LIBRARIES = ("liger", "flaggems", "fla", "mamba", "unsloth", "vllm", "sglang", "torchao", "lmdeploy",
-             "bitsandbytes", "deepspeed", "cce")
+             "bitsandbytes", "deepspeed", "cce", "gemlite")
 
 
 def libs_dir() -> Path:
@@ -427,11 +429,28 @@ def _shim_cce():
     return importlib.import_module("cut_cross_entropy")
 
 
+def _shim_gemlite():
+    # GemLite reads the GPU while its modules import (the SM count, the compute capability,
+    # the device name for its tuned-config file): torch.cuda answers for the CPU during the
+    # import only (capability (8, 0), the cores as SMs), the global torch untouched after.
+    # Its GEMV passes a per-GPU FP4 lookup table indexed by the weights' device index, built
+    # for each CUDA device at import: the same table is added for the CPU (index None).
+    props = types.SimpleNamespace(name="cpu", major=8, minor=0, multi_processor_count=os.cpu_count() or 1,
+                                  total_memory=1 << 34)
+    with unittest.mock.patch.object(torch.cuda, "get_device_properties", lambda *args, **kwargs: props), \
+            unittest.mock.patch.object(torch.cuda, "get_device_capability", lambda *args, **kwargs: (8, 0)), \
+            unittest.mock.patch.object(torch.cuda, "current_device", lambda: 0):
+        package = importlib.import_module("gemlite")
+    gemv = importlib.import_module("gemlite.triton_kernels.gemv_kernels")
+    gemv.fp4_mapping = {None: torch.tensor([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], dtype=torch.int8)}
+    return package
+
+
 _LOADED = {}
 _PACKAGES = {"liger": "liger_kernel", "flaggems": "flag_gems", "fla": "fla", "mamba": "mamba_ssm",
              "unsloth": "unsloth", "vllm": "vllm", "sglang": "sglang", "torchao": "torchao",
              "lmdeploy": "lmdeploy", "bitsandbytes": "bitsandbytes", "deepspeed": "deepspeed",
-             "cce": "cut_cross_entropy"}
+             "cce": "cut_cross_entropy", "gemlite": "gemlite"}
 
 
 def _add_libs_dir():
@@ -456,7 +475,7 @@ def load_library(lib):
                              "mamba": _shim_mamba, "unsloth": _shim_unsloth, "vllm": _shim_vllm,
                              "sglang": _shim_sglang, "torchao": _shim_torchao,
                              "lmdeploy": _shim_lmdeploy, "bitsandbytes": _shim_bitsandbytes,
-                             "deepspeed": _shim_deepspeed, "cce": _shim_cce}[lib](), None)
+                             "deepspeed": _shim_deepspeed, "cce": _shim_cce, "gemlite": _shim_gemlite}[lib](), None)
         except Exception as e:  # noqa: BLE001 - reported as the skip reason
             _LOADED[lib] = (None, f"{lib} not importable: {type(e).__name__}: {_first_line(e)}")
     return _LOADED[lib]
