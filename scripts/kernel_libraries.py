@@ -45,7 +45,7 @@ needs (`pip install --no-deps --target upstream/libs deepspeed==0.19.8 hjson==3.
 ninja==1.13.2 py-cpuinfo==9.0.0 pydantic==2.13.4 pydantic-core==2.46.4 annotated-types==0.7.0
 typing-inspection==0.4.2 einops==0.8.2 psutil==7.2.2 tqdm==4.70.1`), cut-cross-entropy 25.1.1
 (`pip install --no-deps --target upstream/libs cut-cross-entropy==25.1.1`), gemlite 0.6.0.post2
-(`pip install --no-deps --target upstream/libs gemlite==0.6.0.post2`).
+with tqdm (`pip install --no-deps --target upstream/libs gemlite==0.6.0.post2 tqdm==4.70.1`).
 
 Liger, FlagGems, mamba_ssm, Unsloth, vLLM, LMDeploy, bitsandbytes, DeepSpeed and GemLite assume
 a GPU in their Python wrappers. `_shim_flaggems`, `_shim_liger`, `_shim_mamba`, `_shim_unsloth`,
