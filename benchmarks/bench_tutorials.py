@@ -140,7 +140,6 @@ def main():
     os.environ["TRITON_CPU_TUTORIAL_QUICK"] = "1"  # the tutorials' module-level setup only
     import torch
     import triton
-    import triton.language as tl
     from triton.runtime.interpreter import InterpretedFunction
     from triton.testing import do_bench
     torch.set_num_threads(args.threads)
@@ -160,14 +159,7 @@ def main():
                 t.append(do_bench(fn, warmup=20, rep=150, return_mode="median"))
         return [statistics.median(t) for t in times]
 
-    @triton.jit
-    def copy_kernel(src, dst, n, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
-
-    def copy(src, dst):
-        """The memory floor of a row that reads `src` once and writes `dst` once."""
-        copy_kernel[(triton.cdiv(src.numel(), 4096), )](src, dst, src.numel(), BLOCK=4096)
+    from kernels import copy  # the memory floor of the row-wise kernels (`limit`)
 
     limits = {}  # row name -> eager time / copy time
     va = load_tutorial("01-vector-add")

@@ -18,25 +18,20 @@ exactly (DeepSpeed documents RoPE as equal to eager under `torch.equal`); the re
 few units in the last place of the output dtype, relative to the output's largest element
 (the flash attention, whose scores are summed in fp16, within 1%).
 """
-import importlib
+from importlib import import_module
 import math
 
 import torch
 import torch.nn.functional as F
 
-from kernel_libraries import case
+from kernel_libraries import case, _grad, _ref_rms_norm
 
-# One unit in the last place at 1.0, per output dtype: the tolerance unit of the cases below.
-_ULP = {torch.bfloat16: 2.0**-7, torch.float16: 2.0**-10, torch.float32: 2.0**-23}
 _HALF = (torch.bfloat16, torch.float16)
 
 
-def _mod(name):
-    return importlib.import_module(name)
-
-
-def _leaf(x):
-    return x.detach().clone().requires_grad_(True)
+def _ulp(dtype):
+    """One unit in the last place at 1.0 (the tolerance unit of the cases below)."""
+    return torch.finfo(dtype).eps
 
 
 @case("deepspeed.fused_rms_norm")
@@ -44,22 +39,21 @@ def _(ds, chk):
     """`fused_rms_norm`'s kernels (forward, dx and the two-step weight gradient) on bf16 and fp16
     rows of 200 (3-D input) and 2048 columns (the widest it takes), against Hugging Face's eager
     RMSNorm (the normalized value rounded to the input dtype before the weight)."""
-    m = _mod("deepspeed.ops.triton_ops.fused_rms_norm")
+    m = import_module("deepspeed.ops.triton_ops.fused_rms_norm")
     for dtype in _HALF:
         for shape in ((2, 9, 200), (37, 2048)):
             x = torch.randn(*shape, dtype=dtype)
             w = (1 + 0.1 * torch.randn(shape[-1])).to(dtype)
             dy = torch.randn(*shape, dtype=dtype)
-            xa, wa, xb, wb = _leaf(x), _leaf(w), _leaf(x), _leaf(w)
+            xa, wa, xb, wb = _grad(x), _grad(w), _grad(x), _grad(w)
             y = m._run_kernels(xa, wa, 1e-6)
-            xf = xb.float()
-            ref = wb * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(dtype)
+            ref = wb * _ref_rms_norm(xb.float(), 1.0, 1e-6).to(dtype)
             tag = f" {dtype} {shape}"
-            chk.close_to_scale("y" + tag, y, ref, 2 * _ULP[dtype])
+            chk.close_to_scale("y" + tag, y, ref, 2 * _ulp(dtype))
             y.backward(dy)
             ref.backward(dy)
-            chk.close_to_scale("dx" + tag, xa.grad, xb.grad, 4 * _ULP[dtype])
-            chk.close_to_scale("dw" + tag, wa.grad, wb.grad, 4 * _ULP[dtype])
+            chk.close_to_scale("dx" + tag, xa.grad, xb.grad, 4 * _ulp(dtype))
+            chk.close_to_scale("dw" + tag, wa.grad, wb.grad, 4 * _ulp(dtype))
 
 
 @case("deepspeed.swiglu")
@@ -67,12 +61,12 @@ def _(ds, chk):
     """`swiglu(gate, up)` and `swiglu_packed(gate_up)`, forward and backward, fp32, fp16 and bf16,
     on 3000 elements a side (the last 2048-element block partial), against `silu(gate) * up`
     in fp32."""
-    m = _mod("deepspeed.ops.triton_ops.swiglu_triton")
+    m = import_module("deepspeed.ops.triton_ops.swiglu_triton")
     for dtype in (torch.float32,) + _HALF:
-        tol = 4 * max(_ULP[dtype], 2.0**-20)
+        tol = 4 * max(_ulp(dtype), 2.0**-20)
         gate, up = torch.randn(3, 1000, dtype=dtype) * 3, torch.randn(3, 1000, dtype=dtype)
         dy = torch.randn(3, 1000, dtype=dtype)
-        ga, ua, gb, ub = _leaf(gate), _leaf(up), _leaf(gate), _leaf(up)
+        ga, ua, gb, ub = _grad(gate), _grad(up), _grad(gate), _grad(up)
         y = m.swiglu(ga, ua)
         ref = (F.silu(gb.float()) * ub.float())
         chk.close_to_scale(f"y {dtype}", y, ref.to(dtype), tol)
@@ -82,7 +76,7 @@ def _(ds, chk):
         chk.close_to_scale(f"dup {dtype}", ua.grad, ub.grad.to(dtype), tol)
 
         packed = torch.cat([gate, up], -1)
-        pa, pb = _leaf(packed), _leaf(packed.float())
+        pa, pb = _grad(packed), _grad(packed.float())
         y = m.swiglu_packed(pa)
         g, u = pb.chunk(2, -1)
         ref = F.silu(g) * u
@@ -98,7 +92,7 @@ def _(ds, chk):
     out [batch, heads, seq, dim] and [batch, seq, heads, dim], bf16 and fp16, head dims 64 and
     80, forward and backward, against DeepSpeed's eager reference: exactly (every product and
     sum rounded where eager rounds it)."""
-    m = _mod("deepspeed.ops.triton_ops.fused_rotary_pos_emb")
+    m = import_module("deepspeed.ops.triton_ops.fused_rotary_pos_emb")
     for dtype in _HALF:
         for dim, unsqueeze_dim in ((64, 1), (80, 2)):
             b, h, s = 2, 3, 37
@@ -107,7 +101,7 @@ def _(ds, chk):
             angle = torch.arange(s)[:, None] * torch.rand(dim // 2)[None, :]
             angle = torch.cat([angle, angle], -1).expand(b, s, dim)
             cos, sin = angle.cos().to(dtype), angle.sin().to(dtype)
-            qa, ka, qb, kb = _leaf(q), _leaf(k), _leaf(q), _leaf(k)
+            qa, ka, qb, kb = _grad(q), _grad(k), _grad(q), _grad(k)
             oq, ok = m._run_kernels(qa, ka, cos, sin, unsqueeze_dim)
             rq, rk = m._reference_apply_rotary_pos_emb(qb, kb, cos, sin, unsqueeze_dim)
             tag = f" {dtype} dim {dim} unsqueeze {unsqueeze_dim}"
@@ -126,16 +120,16 @@ def _(ds, chk):
     weights, fp32 in the [E, K, N] layout and bf16 in the native [E, N, K] one (`trans_b`), with
     an empty group and groups that are not multiples of the tile, forward and both gradients,
     against one matmul per group in fp32."""
-    gg = _mod("deepspeed.ops.triton_ops.group_gemm_triton")
+    gg = import_module("deepspeed.ops.triton_ops.group_gemm_triton")
     sizes = (5, 0, 70, 21)
     offs = torch.tensor(sizes).cumsum(0).to(torch.int32)
     m, k, n = sum(sizes), 48, 40
     for dtype, trans_b in ((torch.float32, False), (torch.bfloat16, True)):
-        tol = 1e-5 if dtype == torch.float32 else 4 * _ULP[dtype]
+        tol = 1e-5 if dtype == torch.float32 else 4 * _ulp(dtype)
         a = torch.randn(m, k, dtype=dtype)
         w = torch.randn(len(sizes), *((n, k) if trans_b else (k, n)), dtype=dtype)
         dy = torch.randn(m, n, dtype=dtype)
-        aa, wa, ab, wb = _leaf(a), _leaf(w), _leaf(a.float()), _leaf(w.float())
+        aa, wa, ab, wb = _grad(a), _grad(w), _grad(a.float()), _grad(w.float())
         y = gg.group_gemm_triton(aa, wa, offs, trans_b=trans_b)
         starts = [0] + offs.tolist()[:-1]
         ref = torch.cat([ab[s:e] @ (wb[g].T if trans_b else wb[g]) for g, (s, e) in
@@ -154,19 +148,19 @@ def _(ds, chk):
     4096-wide blocks, then the gradient), bf16 and fp32 logits over a 5000-token vocabulary
     (two blocks, the second partial), with ignored rows, against `F.cross_entropy` on the
     logits in fp32."""
-    cce = _mod("deepspeed.runtime.chunked_cross_entropy")
+    cce = import_module("deepspeed.runtime.chunked_cross_entropy")
     for dtype in (torch.float32, torch.bfloat16):
         logits = (torch.randn(9, 5000) * 4).to(dtype)
         target = torch.randint(0, 5000, (9,))
         target[[2, 7]] = -100
-        la, lb = _leaf(logits), _leaf(logits)
+        la, lb = _grad(logits), _grad(logits)
         loss = cce._TritonCrossEntropy.apply(la, target, -100)
         ref = F.cross_entropy(lb.float(), target, ignore_index=-100, reduction="none")
         chk.close(f"loss {dtype}", loss, ref, atol=1e-5, rtol=1e-5)
         dloss = torch.rand(9)
         loss.backward(dloss)
         ref.backward(dloss)
-        chk.close_to_scale(f"dlogits {dtype}", la.grad, lb.grad, 2 * max(_ULP[dtype], 2.0**-20))
+        chk.close_to_scale(f"dlogits {dtype}", la.grad, lb.grad, 2 * max(_ulp(dtype), 2.0**-20))
 
 
 @case("deepspeed.moe_permute")
@@ -176,7 +170,7 @@ def _(ds, chk):
     16), then `permute_rows` / `unpermute_rows` (the padded row gather and its inverse, with
     the gradient of the latter, the same gather) against indexing a zero-row-extended tensor,
     exactly."""
-    ep = _mod("deepspeed.moe.ep_kernels")
+    ep = import_module("deepspeed.moe.ep_kernels")
     counts = torch.tensor([3, 0, 17, 5, 9, 0, 1, 22], dtype=torch.int32)
     rows_total, experts, ranks, align = int(counts.sum()), 4, 2, 16
     max_len = ((rows_total + experts * align + align - 1) // align) * align
@@ -189,10 +183,10 @@ def _(ds, chk):
         x = torch.randn(rows_total, 1100, dtype=dtype)  # two 1024-wide column blocks
         y = ep.permute_rows(x, index)
         chk.equal(f"permuted {dtype}", y, torch.cat([x, x.new_zeros(1, x.shape[1])])[index.long()])
-        # unpermute_rows is an index_select; its backward is the Triton gather again.
-        ya = _leaf(y)
+        # unpermute_rows is an index_select (torch's, not checked here); its backward is the
+        # Triton gather again.
+        ya = _grad(y)
         back = ep.unpermute_rows(ya, index, rows_total)
-        chk.equal(f"unpermuted {dtype}", back, x)
         dx = torch.randn_like(x)
         back.backward(dx)
         chk.equal(f"unpermuted grad {dtype}", ya.grad, torch.cat([dx, dx.new_zeros(1, x.shape[1])])[index.long()])
@@ -213,18 +207,18 @@ def _(ds, chk):
     to token order and summed with their routing scores, hidden 1500 over two tiles; forward,
     and the backward's row and score gradients) and the fused per-row weighting (bf16, fp16),
     against the eager scatter and weighted sum."""
-    ops = _mod("deepspeed.ops.triton_ops.autoep_fused_token_ops")
+    ops = import_module("deepspeed.ops.triton_ops.autoep_fused_token_ops")
     for dtype in (torch.float32, torch.bfloat16):
-        tol = 1e-6 if dtype == torch.float32 else 2 * _ULP[dtype]
+        tol = 1e-6 if dtype == torch.float32 else 2 * _ulp(dtype)
         for top_k in (2, 3):
             b, s, h = 2, 5, 1500
             t = b * s
             rows = torch.randn(t * top_k, h, dtype=dtype)
             scores = torch.rand(t, top_k)
             order = torch.randperm(t * top_k)
-            ra, sa = _leaf(rows), _leaf(scores)
+            ra, sa = _grad(rows), _grad(scores)
             y = ops.fused_weighted_restore(ra, sa, order, top_k, (b, s, h))
-            rb, sb = _leaf(rows.double()), _leaf(scores.double())
+            rb, sb = _grad(rows.double()), _grad(scores.double())
             ref = _restore_ref(rb, sb, order, top_k).view(b, s, h)
             tag = f" {dtype} top_k={top_k}"
             chk.close_to_scale("y" + tag, y, ref.to(dtype), tol)
@@ -235,7 +229,7 @@ def _(ds, chk):
             chk.close_to_scale("dscores" + tag, sa.grad, sb.grad.float(), 1e-5)
     for dtype in _HALF:
         rows, weights = torch.randn(7, 1300, dtype=dtype), torch.rand(7, 1)
-        ra, wa, rb, wb = _leaf(rows), _leaf(weights), _leaf(rows), _leaf(weights)
+        ra, wa, rb, wb = _grad(rows), _grad(weights), _grad(rows), _grad(weights)
         y = ops._FusedRowWeighting.apply(ra, wa)
         ref = (rb.float() * wb).to(dtype)
         chk.equal(f"weighted rows {dtype}", y, ref)
@@ -253,9 +247,9 @@ def _(ds, chk):
     without an input bias (its sum stored in the input dtype, then normalized), erf GELU and
     `residual_add_bias` in each of its four modes, fp32 and fp16, against torch."""
     tri = "deepspeed.ops.transformer.inference.triton."
-    softmax, ln, gelu, res = (_mod(tri + n) for n in ("softmax", "layer_norm", "gelu", "residual_add"))
+    softmax, ln, gelu, res = (import_module(tri + n) for n in ("softmax", "layer_norm", "gelu", "residual_add"))
     for dtype in (torch.float32, torch.float16):
-        tol = 2 * max(_ULP[dtype], 2.0**-21)
+        tol = 2 * max(_ulp(dtype), 2.0**-21)
         x = torch.randn(2, 3, 7, 300, dtype=dtype) * 3
         chk.close_to_scale(f"softmax {dtype}", softmax.softmax(x), torch.softmax(x.float(), -1).to(dtype), tol)
         mask = torch.where(torch.rand(x.shape) < 0.2, -1e4, 0.0).to(dtype)
@@ -304,7 +298,7 @@ def _(ds, chk):
     hidden] fp16, scores accumulated in fp16 by `tl.dot(out_dtype=tl.float16)`, exp2), plain,
     causal and with an additive padding mask, head dims 64 and 128, against softmax attention in
     fp32 on q pre-scaled and rounded to fp16 as the kernel does."""
-    att = _mod("deepspeed.ops.transformer.inference.triton.attention")
+    att = import_module("deepspeed.ops.transformer.inference.triton.attention")
     z, n = 2, 256
     for heads, d in ((2, 64), (1, 128)):
         hidden = heads * d
@@ -333,7 +327,7 @@ def _(ds, chk):
     selects: 128 x 256 x 32 tiles) with no epilogue, bias + relu, bias + leaky relu, erf GELU and
     sigmoid, on shapes that are not multiples of the tiles and a K that is (EVEN_K), and its 4-D
     batched matmul, against fp32 matmuls of the fp16 operands."""
-    mm = _mod("deepspeed.ops.transformer.inference.triton.matmul_ext")
+    mm = import_module("deepspeed.ops.transformer.inference.triton.matmul_ext")
     fp16 = mm.Fp16Matmul(read_cache=False)
     fp16.skip_autotune()
     acts = {"": lambda c: c, "relu": F.relu, "leaky_relu": lambda c: F.leaky_relu(c, 0.01),
@@ -345,9 +339,9 @@ def _(ds, chk):
             with_bias = act in ("relu", "leaky_relu")
             got = mm.Fp16Matmul.forward(a, b, bias=bias if with_bias else None, activation=act)
             ref = a.float() @ b.float() + (bias.float() if with_bias else 0)
-            chk.close_to_scale(f"{m}x{k}x{n} {act or 'none'}", got, fn(ref).half(), 4 * _ULP[torch.float16])
+            chk.close_to_scale(f"{m}x{k}x{n} {act or 'none'}", got, fn(ref).half(), 4 * _ulp(torch.float16))
     a, b = torch.randn(2, 3, 70, 40, dtype=torch.float16), torch.randn(2, 3, 40, 90, dtype=torch.float16)
-    chk.close_to_scale("4d", mm.Fp16Matmul._matmul_4d(a, b), (a.float() @ b.float()).half(), 4 * _ULP[torch.float16])
+    chk.close_to_scale("4d", mm.Fp16Matmul._matmul_4d(a, b), (a.float() @ b.float()).half(), 4 * _ulp(torch.float16))
 
 
 def _fp8_decode(weight, dtype):
@@ -370,7 +364,7 @@ def _(ds, chk):
     K loop with one fp32 scale per weight row and group of columns (group 128, so each 64-column
     tile reads one scale), against a torch model: the same bit-level decode, each weight times
     its scale rounded to the activation dtype, an fp32 matmul rounded to the output dtype."""
-    fp8 = _mod("deepspeed.ops.fp_quantizer.fp8_gemm_triton")
+    fp8 = import_module("deepspeed.ops.fp_quantizer.fp8_gemm_triton")
     group = 128
     for dtype in _HALF:
         for m in (5, 40):
@@ -381,4 +375,4 @@ def _(ds, chk):
             got = fp8.matmul_fp8_triton(inp, weight, scales.reshape(-1), group)
             dequant = (_fp8_decode(weight, dtype).float() * scales.repeat_interleave(group, 1)).to(dtype)
             ref = (inp.float() @ dequant.float()).to(dtype)
-            chk.close_to_scale(f"{dtype} M={m}", got, ref, 4 * _ULP[dtype])
+            chk.close_to_scale(f"{dtype} M={m}", got, ref, 4 * _ulp(dtype))

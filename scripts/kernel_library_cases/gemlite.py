@@ -17,7 +17,6 @@ import torch
 from kernel_libraries import case
 
 _TORCH = {"fp16": torch.float16, "bf16": torch.bfloat16}
-_ULP = {torch.float16: 2.0**-10, torch.bfloat16: 2.0**-7}
 
 
 def _layer(gemlite, nbits, group, k, n, dtype, mode, bias):
@@ -56,7 +55,7 @@ def _check(gemlite, chk, matmul_type, rows, combos):
         ref = x.float() @ w.T + (bias.float() if with_bias else 0)
         got = layer.forward_manual(x, matmul_type)
         chk.close_to_scale(f"{matmul_type} {nbits}-bit {dtype} {mode}{' bias' if with_bias else ''}", got,
-                           ref.to(t), 2 * _ULP[t])
+                           ref.to(t), 2 * torch.finfo(t).eps)
 
 
 @case("gemlite.gemm")
