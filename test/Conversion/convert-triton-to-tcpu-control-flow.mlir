@@ -36,7 +36,7 @@ tt.func public @carried(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32) 
 // CHECK: vector.store {{.*}}, %[[BUF]]
 // CHECK: } else {
 // CHECK: vector.store {{.*}}, %[[BUF]]
-// CHECK: }
+// CHECK: } {tcpu.no_unroll}
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.for %i = %c1 to %n step %c1 : i32 {
 // CHECK: vector.load %[[BUF]]

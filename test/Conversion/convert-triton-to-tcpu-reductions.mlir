@@ -2,11 +2,13 @@
 
 // A reduction along the last axis: vector chunks combined lane-wise in a loop with four
 // independent accumulators (chunks j, j + 4, ...), these combined pairwise, then the lanes
-// pairwise (shuffles), down to one scalar result.
+// pairwise (shuffles), down to one scalar result. The chunk loop is marked `tcpu.no_unroll`
+// (kept a loop by LLVM: unrolled, the row's loads were merged with a later pass's).
 // CHECK-LABEL: func.func public @sum_rows
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK-COUNT-4: arith.addf {{.*}} : vector<16xf32>
 // CHECK: scf.yield
+// CHECK-NEXT: } {tcpu.no_unroll}
 // CHECK-COUNT-3: arith.addf {{.*}} : vector<16xf32>
 // CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7]
 // CHECK: arith.addf {{.*}} : vector<8xf32>

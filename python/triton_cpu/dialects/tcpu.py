@@ -27,6 +27,11 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 # arithmetic; the attribute survives the conversion to TritonCPU IR with the op's others).
 NO_CONTRACT = "tcpu.no_contract"
 
+# Unit attribute on an scf.for the conversion emits for a pass over a tile (a materialization,
+# a store, a reduction's chunks): the LLVM emitter marks its loop `llvm.loop.unroll.disable`
+# (see LLVMEmitter._loop_hints).
+NO_UNROLL = "tcpu.no_unroll"
+
 
 def _int_attr(v: int) -> IntegerAttr:
     return IntegerAttr(v, i32)

@@ -54,6 +54,7 @@ from triton_cpu.analysis.axis_info import (
 )
 from triton_cpu.analysis.row_addresses import lanes_distinct, pointer_root
 from triton_cpu.dialects import tcpu, tt
+from triton_cpu.dialects.tcpu import NO_UNROLL
 from triton_cpu.dialects.compat import arith, splat_value
 from triton_cpu.errors import UnsupportedError
 
@@ -98,11 +99,14 @@ class TileEmitter:
             self.block.add_op(op)
         return op.results[0] if op.results else None
 
-    def for_loop(self, lb: int, ub: int, step: int, inits, body):
+    def for_loop(self, lb: int, ub: int, step: int, inits, body, unroll: bool = True):
         """Emits `scf.for` with loop-carried `inits`; `body(child_emitter, iv, args)` returns
-        the values to yield. Returns the loop's results."""
+        the values to yield. Returns the loop's results. `unroll=False` marks it
+        `tcpu.no_unroll` (the code generator's `llvm.loop.unroll.disable`)."""
         blk = Block(arg_types=[INDEX] + [v.type for v in inits])
         loop = scf.ForOp(self.const_index(lb), self.const_index(ub), self.const_index(step), list(inits), blk)
+        if not unroll:
+            loop.attributes[NO_UNROLL] = UnitAttr()
         self.emit(loop)
         child = TileEmitter(self.low, blk)
         yielded = body(child, blk.args[0], list(blk.args[1:]))
@@ -725,13 +729,14 @@ class FuncLowering:
                     self._group_loop(e, 0, steps[d], group, idx, body)
                 else:
                     e.for_loop(0, shape[d], group,
-                               [], lambda c, g0, _: self._group_loop(c, g0, steps[d], group, idx, body) or [])
+                               [], lambda c, g0, _: self._group_loop(c, g0, steps[d], group, idx, body) or [],
+                               unroll=False)
                 return
 
             def inner(child, iv, _):
                 level(child, d + 1, idx + [iv])
                 return []
-            e.for_loop(0, shape[d], steps[d], [], inner)
+            e.for_loop(0, shape[d], steps[d], [], inner, unroll=False)
 
         level(em, 0, [])
 
@@ -745,7 +750,7 @@ class FuncLowering:
             child.group = LaneGroup(outer, start, off, j, size, step)
             body(child, tuple(idx) + (j,))
             return []
-        e.for_loop(0, size, step, [], inner)
+        e.for_loop(0, size, step, [], inner, unroll=False)
 
     # -- buffers ------------------------------------------------------------
     def _at_entry(self, op: Operation):

@@ -299,7 +299,7 @@ def lower_reduce(low, op: Operation):
                     ce, flat[j * n:(j + 1) * n], read(ce, idx + (ce.idx_add(k, j * vl),), vl), vl)]
             step = chains * vl
             if d > step:
-                flat = e.for_loop(step, d, step, [a for s in sets for a in s], chunk)
+                flat = e.for_loop(step, d, step, [a for s in sets for a in s], chunk, unroll=False)
                 sets = [flat[j * n:(j + 1) * n] for j in range(chains)]
             while len(sets) > 1:  # pairwise, in order
                 sets = [combine(e, sets[j], sets[j + 1], vl) for j in range(0, len(sets), 2)]
