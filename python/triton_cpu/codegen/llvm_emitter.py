@@ -676,7 +676,8 @@ class FunctionEmitter:
             p.add_incoming(y, latch)
         branches = any(isinstance(bb.terminator, (ir.ConditionalBranch, ir.SwitchInstr)) and bb not in self.loop_headers
                        for bb in b.function.blocks[first_block:])
-        self._loop_hints(op, b.branch(header), no_unroll=branches or NO_UNROLL in op.attributes, no_vectorize=_scalar_min_max_recurrence(body))
+        self._loop_hints(op, b.branch(header), no_unroll=branches or NO_UNROLL in op.attributes,
+                         no_vectorize=_scalar_min_max_recurrence(body))
         b.position_at_end(exit_)
         if pushed:
             self.stream_trips.pop()
