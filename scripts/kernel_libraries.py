@@ -433,8 +433,9 @@ def _shim_gemlite():
     # GemLite reads the GPU while its modules import (the SM count, the compute capability,
     # the device name for its tuned-config file): torch.cuda answers for the CPU during the
     # import only (capability (8, 0), the cores as SMs), the global torch untouched after.
-    # Its GEMV passes a per-GPU FP4 lookup table indexed by the weights' device index, built
-    # for each CUDA device at import: the same table is added for the CPU (index None).
+    # Its GEMV passes `fp4_mapping[device_index]`, a list of FP4 lookup tables built at import,
+    # one per CUDA device (empty here): replaced by a mapping that holds the same table under
+    # the CPU tensor's device index, None.
     props = types.SimpleNamespace(name="cpu", major=8, minor=0, multi_processor_count=os.cpu_count() or 1,
                                   total_memory=1 << 34)
     with unittest.mock.patch.object(torch.cuda, "get_device_properties", lambda *args, **kwargs: props), \

@@ -4,8 +4,9 @@ triton_kernels library it vendors, SGLang's attention, routing, top-k, mHC and s
 kernels, torchao's quantization, MX, attention-quantization and block-sparse kernels,
 LMDeploy's paged-attention, KV-cache, MoE, W8A8, AWQ, fp8 and LoRA kernels, bitsandbytes'
 quantization and optimizer kernels, DeepSpeed's training, MoE, inference and fp8 GEMM kernels,
-Apple's Cut Cross-Entropy, GemLite's low-bit GEMM and GEMV kernels) on CPU tensors, each op against torch (or, for fla, mamba_ssm and parts of SGLang, torchao,
-bitsandbytes and DeepSpeed, the library's own torch references).
+Apple's Cut Cross-Entropy, GemLite's low-bit GEMM and GEMV kernels) on CPU tensors, each op
+against torch (or, for fla, mamba_ssm and parts of SGLang, torchao, bitsandbytes and
+DeepSpeed, the library's own torch references).
 
 The cases live in scripts/kernel_library_cases/<lib>.py, run by scripts/kernel_libraries.py
 (also a CLI that prints one line per op).  The libraries are never part of the repository:

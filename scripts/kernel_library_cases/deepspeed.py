@@ -27,11 +27,7 @@ import torch.nn.functional as F
 from kernel_libraries import case, _grad, _ref_rms_norm
 
 _HALF = (torch.bfloat16, torch.float16)
-
-
-def _ulp(dtype):
-    """One unit in the last place at 1.0 (the tolerance unit of the cases below)."""
-    return torch.finfo(dtype).eps
+# Tolerances below are in units in the last place at 1.0 of the output dtype: torch.finfo(dtype).eps.
 
 
 @case("deepspeed.fused_rms_norm")
@@ -49,11 +45,11 @@ def _(ds, chk):
             y = m._run_kernels(xa, wa, 1e-6)
             ref = wb * _ref_rms_norm(xb.float(), 1.0, 1e-6).to(dtype)
             tag = f" {dtype} {shape}"
-            chk.close_to_scale("y" + tag, y, ref, 2 * _ulp(dtype))
+            chk.close_to_scale("y" + tag, y, ref, 2 * torch.finfo(dtype).eps)
             y.backward(dy)
             ref.backward(dy)
-            chk.close_to_scale("dx" + tag, xa.grad, xb.grad, 4 * _ulp(dtype))
-            chk.close_to_scale("dw" + tag, wa.grad, wb.grad, 4 * _ulp(dtype))
+            chk.close_to_scale("dx" + tag, xa.grad, xb.grad, 4 * torch.finfo(dtype).eps)
+            chk.close_to_scale("dw" + tag, wa.grad, wb.grad, 4 * torch.finfo(dtype).eps)
 
 
 @case("deepspeed.swiglu")
@@ -63,7 +59,7 @@ def _(ds, chk):
     in fp32."""
     m = import_module("deepspeed.ops.triton_ops.swiglu_triton")
     for dtype in (torch.float32,) + _HALF:
-        tol = 4 * max(_ulp(dtype), 2.0**-20)
+        tol = 4 * max(torch.finfo(dtype).eps, 2.0**-20)
         gate, up = torch.randn(3, 1000, dtype=dtype) * 3, torch.randn(3, 1000, dtype=dtype)
         dy = torch.randn(3, 1000, dtype=dtype)
         ga, ua, gb, ub = _grad(gate), _grad(up), _grad(gate), _grad(up)
@@ -125,7 +121,7 @@ def _(ds, chk):
     offs = torch.tensor(sizes).cumsum(0).to(torch.int32)
     m, k, n = sum(sizes), 48, 40
     for dtype, trans_b in ((torch.float32, False), (torch.bfloat16, True)):
-        tol = 1e-5 if dtype == torch.float32 else 4 * _ulp(dtype)
+        tol = 1e-5 if dtype == torch.float32 else 4 * torch.finfo(dtype).eps
         a = torch.randn(m, k, dtype=dtype)
         w = torch.randn(len(sizes), *((n, k) if trans_b else (k, n)), dtype=dtype)
         dy = torch.randn(m, n, dtype=dtype)
@@ -160,7 +156,7 @@ def _(ds, chk):
         dloss = torch.rand(9)
         loss.backward(dloss)
         ref.backward(dloss)
-        chk.close_to_scale(f"dlogits {dtype}", la.grad, lb.grad, 2 * max(_ulp(dtype), 2.0**-20))
+        chk.close_to_scale(f"dlogits {dtype}", la.grad, lb.grad, 2 * max(torch.finfo(dtype).eps, 2.0**-20))
 
 
 @case("deepspeed.moe_permute")
@@ -209,7 +205,7 @@ def _(ds, chk):
     against the eager scatter and weighted sum."""
     ops = import_module("deepspeed.ops.triton_ops.autoep_fused_token_ops")
     for dtype in (torch.float32, torch.bfloat16):
-        tol = 1e-6 if dtype == torch.float32 else 2 * _ulp(dtype)
+        tol = 1e-6 if dtype == torch.float32 else 2 * torch.finfo(dtype).eps
         for top_k in (2, 3):
             b, s, h = 2, 5, 1500
             t = b * s
@@ -249,7 +245,7 @@ def _(ds, chk):
     tri = "deepspeed.ops.transformer.inference.triton."
     softmax, ln, gelu, res = (import_module(tri + n) for n in ("softmax", "layer_norm", "gelu", "residual_add"))
     for dtype in (torch.float32, torch.float16):
-        tol = 2 * max(_ulp(dtype), 2.0**-21)
+        tol = 2 * max(torch.finfo(dtype).eps, 2.0**-21)
         x = torch.randn(2, 3, 7, 300, dtype=dtype) * 3
         chk.close_to_scale(f"softmax {dtype}", softmax.softmax(x), torch.softmax(x.float(), -1).to(dtype), tol)
         mask = torch.where(torch.rand(x.shape) < 0.2, -1e4, 0.0).to(dtype)
@@ -330,6 +326,7 @@ def _(ds, chk):
     mm = import_module("deepspeed.ops.transformer.inference.triton.matmul_ext")
     fp16 = mm.Fp16Matmul(read_cache=False)
     fp16.skip_autotune()
+    tol = 4 * torch.finfo(torch.float16).eps
     acts = {"": lambda c: c, "relu": F.relu, "leaky_relu": lambda c: F.leaky_relu(c, 0.01),
             "gelu": F.gelu, "sigmoid": torch.sigmoid}
     for (m, k, n) in ((100, 96, 300), (64, 64, 64)):
@@ -339,9 +336,9 @@ def _(ds, chk):
             with_bias = act in ("relu", "leaky_relu")
             got = mm.Fp16Matmul.forward(a, b, bias=bias if with_bias else None, activation=act)
             ref = a.float() @ b.float() + (bias.float() if with_bias else 0)
-            chk.close_to_scale(f"{m}x{k}x{n} {act or 'none'}", got, fn(ref).half(), 4 * _ulp(torch.float16))
+            chk.close_to_scale(f"{m}x{k}x{n} {act or 'none'}", got, fn(ref).half(), tol)
     a, b = torch.randn(2, 3, 70, 40, dtype=torch.float16), torch.randn(2, 3, 40, 90, dtype=torch.float16)
-    chk.close_to_scale("4d", mm.Fp16Matmul._matmul_4d(a, b), (a.float() @ b.float()).half(), 4 * _ulp(torch.float16))
+    chk.close_to_scale("4d", mm.Fp16Matmul._matmul_4d(a, b), (a.float() @ b.float()).half(), tol)
 
 
 def _fp8_decode(weight, dtype):
@@ -375,4 +372,4 @@ def _(ds, chk):
             got = fp8.matmul_fp8_triton(inp, weight, scales.reshape(-1), group)
             dequant = (_fp8_decode(weight, dtype).float() * scales.repeat_interleave(group, 1)).to(dtype)
             ref = (inp.float() @ dequant.float()).to(dtype)
-            chk.close_to_scale(f"{dtype} M={m}", got, ref, 4 * _ulp(dtype))
+            chk.close_to_scale(f"{dtype} M={m}", got, ref, 4 * torch.finfo(dtype).eps)

@@ -28,8 +28,8 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 NO_CONTRACT = "tcpu.no_contract"
 
 # Unit attribute on an scf.for the conversion emits for a pass over a tile (a materialization,
-# a store, the chunks of a reduction along the last axis): the LLVM emitter marks its loop
-# `llvm.loop.unroll.disable` (see FunctionEmitter._loop_hints).
+# a store, the chunks of a reduction along the last axis, a tile's prefetches issued at once):
+# the LLVM emitter marks its loop `llvm.loop.unroll.disable` (see FunctionEmitter._loop_hints).
 NO_UNROLL = "tcpu.no_unroll"
 
 
